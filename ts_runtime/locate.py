@@ -1,0 +1,106 @@
+"""Finds the source ranges of a call's arguments for the tracing front end.
+
+ts-lint knows every argument's range from libcst; at run time we only know where a call
+was made. To point findings at the same place (the `consumer_group=` keyword of a config,
+the `src_resources=` of a Task, the entry of a dependency-graph dict), this module reads
+the caller's file with `ast` once and looks the call up by position.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import linecache
+from typing import Dict, Optional
+
+from .source import SourceRange
+
+
+@functools.lru_cache(maxsize=64)
+def _parse(path: str, mtime_key: int):
+    src = "".join(linecache.getlines(path))
+    if not src:
+        return None
+    try:
+        return ast.parse(src)
+    except SyntaxError:
+        return None
+
+
+def _tree(path: str):
+    import os
+    try:
+        key = int(os.stat(path).st_mtime_ns)
+    except OSError:
+        key = 0
+    return _parse(path, key)
+
+
+def _rng(path: str, node) -> SourceRange:
+    return SourceRange(path, node.lineno, node.col_offset, getattr(node, "end_lineno", None),
+                       getattr(node, "end_col_offset", None))
+
+
+def find_call(call: SourceRange) -> Optional[ast.Call]:
+    tree = _tree(call.path)
+    if tree is None:
+        return None
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.lineno == call.line and node.col_offset == call.column:
+            return node
+        if isinstance(node, ast.Call) and node.lineno <= call.line <= (node.end_lineno or node.lineno):
+            if best is None or (node.end_lineno or 0) - node.lineno <= (best.end_lineno or 0) - best.lineno:
+                best = node
+    return best
+
+
+def call_arguments(call: SourceRange, positional_names=()) -> Dict[str, SourceRange]:
+    """{keyword or positional parameter name: range of the argument expression}."""
+    node = find_call(call)
+    if node is None:
+        return {}
+    out = {}
+    for name, arg in zip(positional_names, node.args):
+        out[name] = _rng(call.path, arg)
+    for kw in node.keywords:
+        if kw.arg:
+            out[kw.arg] = _rng(call.path, kw.value)
+            out["=" + kw.arg] = _rng(call.path, kw)
+    return out
+
+
+def dict_entries(call: SourceRange, keyword: str, position: int = 1) -> list:
+    """Ranges of the `key: [values]` entries of the dict passed as `keyword` (or positionally).
+
+    Follows one level of `graph = {...}` assignment in the enclosing function.
+    Returns [(key_src, [value_src...], key_range, [value_ranges])] with source text.
+    """
+    node = find_call(call)
+    tree = _tree(call.path)
+    if node is None or tree is None:
+        return []
+    expr = None
+    for kw in node.keywords:
+        if kw.arg == keyword:
+            expr = kw.value
+    if expr is None and len(node.args) > position:
+        expr = node.args[position]
+    if isinstance(expr, ast.Name):
+        target = expr.id
+        cand = None
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Assign) and n.lineno <= node.lineno and isinstance(n.value, ast.Dict):
+                if any(isinstance(t, ast.Name) and t.id == target for t in n.targets):
+                    if cand is None or n.lineno > cand.lineno:
+                        cand = n
+        expr = cand.value if cand is not None else None
+    if not isinstance(expr, ast.Dict):
+        return []
+    out = []
+    for k, v in zip(expr.keys, expr.values):
+        if k is None:
+            continue
+        vals = v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v]
+        out.append((ast.unparse(k), [ast.unparse(x) for x in vals], _rng(call.path, k),
+                    [_rng(call.path, x) for x in vals]))
+    return out

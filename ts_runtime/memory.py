@@ -1,0 +1,257 @@
+"""SMEM / TMEM allocations and the bump allocators with alias phases.
+
+Pure arithmetic (no cutlass) until `allocate()` / `get()`, which run at kernel time and
+hand back typed pointers through `ts_runtime.codegen`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .source import caller_range
+
+__all__ = ["SmemAllocation", "TmemAllocation", "ResourceContext", "SmemAllocator", "TmemAllocator",
+           "BARRIER_BYTES_PER_STAGE"]
+
+BARRIER_BYTES_PER_STAGE = 16   # full + empty mbarrier, 8 B each
+
+
+def _align_up(value: int, alignment: int) -> int:
+    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+        raise AssertionError(f"TS701: alignment must be a power of 2, got {alignment!r}")
+    return (value + alignment - 1) // alignment * alignment
+
+
+@dataclass(eq=False)
+class SmemAllocation:
+    """A named SMEM region; with `dtype` and size_bytes == 0, size = count * dtype.width // 8."""
+    name: str
+    size_bytes: int = 0
+    alignment: int = 128
+    dtype: Any = None
+    count: int = 1
+    offset: Optional[int] = None
+
+    def __post_init__(self):
+        if self.dtype is not None and not self.size_bytes:
+            width = getattr(self.dtype, "width", None)
+            if isinstance(width, int):
+                self.size_bytes = self.count * width // 8
+
+
+@dataclass(eq=False)
+class TmemAllocation:
+    """A named range of TMEM columns (no alignment)."""
+    name: str
+    num_columns: int
+    offset: Optional[int] = None
+    alignment: int = 1
+
+
+@dataclass(frozen=True)
+class ResourceContext:
+    smem_base: Any = None
+    tmem_ptr_i32: Any = None
+
+
+class _LayoutAllocator:
+    unit = "B"
+    space = "smem"
+
+    def __init__(self):
+        self._ts_range = caller_range()
+        self.allocations: list = []
+        self.alias_groups: list = []       # [[ [alloc, ...] phase, ... ]]
+        self._laid_out = False
+        self._total = 0
+        self._allocated = False
+
+    def _size(self, a) -> int:
+        return a.size_bytes if self.space == "smem" else a.num_columns
+
+    def add(self, alloc):
+        if alloc not in self.allocations and not any(alloc in ph for g in self.alias_groups for ph in g):
+            self.allocations.append(alloc)
+        return alloc
+
+    def add_alias_group(self, phases):
+        phases = [list(p) if isinstance(p, (list, tuple)) else [p] for p in phases]
+        if len(phases) < 2:
+            raise ValueError("TS702: Alias group must contain at least 2 phases")
+        for ph in phases:
+            for a in ph:
+                if a in self.allocations:
+                    self.allocations.remove(a)
+        self.alias_groups.append(phases)
+
+    def compute_layout(self):
+        if self._laid_out:
+            raise RuntimeError("TS703: compute_layout() already called")
+        offset = 0
+        for a in self.allocations:
+            offset = _align_up(offset, getattr(a, "alignment", 1) or 1)
+            a.offset = offset
+            offset += self._size(a)
+        for group in self.alias_groups:
+            start = offset
+            end = start
+            for ph in group:
+                o = start
+                for a in ph:
+                    o = _align_up(o, getattr(a, "alignment", 1) or 1)
+                    a.offset = o
+                    o += self._size(a)
+                end = max(end, o)
+            offset = end
+        self._total = offset
+        self._laid_out = True
+        return self._total
+
+    def _require_layout(self, what: str):
+        if not self._laid_out:
+            raise RuntimeError(f"TS704: Call compute_layout() first (before {what})")
+
+    @property
+    def total(self) -> int:
+        self._require_layout("total")
+        return self._total
+
+    @property
+    def all_allocations(self) -> list:
+        return list(self.allocations) + [a for g in self.alias_groups for ph in g for a in ph]
+
+    @property
+    def alias_savings(self) -> int:
+        return sum(self._size(a) for a in self.all_allocations) - self._total if self._laid_out else 0
+
+    def print_usage_report(self):
+        self._require_layout("print_usage_report()")
+        print(self.usage_report())
+
+    def usage_report(self) -> str:
+        tag = "[smem-layout] SMEM" if self.space == "smem" else "[tmem-layout] TMEM"
+        aliased = {id(a) for g in self.alias_groups for ph in g for a in ph}
+        rows = sorted(self.all_allocations, key=lambda a: (a.offset or 0, a.name))
+        show_align = any((getattr(a, "alignment", 1) or 1) > 1 for a in rows)
+        lines = [f"{tag} Usage Report"]
+        head = f"  {'Name':<24} {'Size':>10}" + (f" {'Align':>6}" if show_align else "") + f" {'Offset':>10} {'End':>10}"
+        lines.append(head)
+        for a in rows:
+            nm = a.name + (" *" if id(a) in aliased else "")
+            size = self._size(a)
+            lines.append(f"  {nm:<24} {size:>10}" + (f" {a.alignment:>6}" if show_align else "")
+                         + f" {a.offset:>10} {a.offset + size:>10}")
+        for i, g in enumerate(self.alias_groups):
+            lines.append(f"  Alias group {i}:")
+            for j, ph in enumerate(g):
+                lines.append(f"    Phase {j}: " + ", ".join(f"{a.name} ({self._size(a)} {self.unit})" for a in ph))
+        lines.extend(self._extra_lines())
+        lines.append(f"  Total: {self._total} {self.unit}")
+        if self.alias_savings > 0:
+            lines.append(f"  Alias savings: {self.alias_savings} {self.unit}")
+        return "\n".join(lines)
+
+    def _extra_lines(self):
+        return []
+
+
+class SmemAllocator(_LayoutAllocator):
+    """Packs data SMEM (with alias phases) and pipeline barrier storage into one block."""
+
+    def __init__(self):
+        super().__init__()
+        self.resources: list = []
+        self.groups: list = []
+        self.tmem_ptr_alloc = None
+        self.smem_base = None
+
+    def add_resource(self, resource):
+        if resource in self.resources:
+            return
+        self.resources.append(resource)
+        for a in resource.get_smem_requirements() or ():
+            self.add(a)
+
+    def add_pipeline_group(self, group):
+        if getattr(group, "pipeline_config", None) is None and getattr(group, "_merged_model", None) is None:
+            raise ValueError("TS706: PipelineGroup has no pipeline_config")
+        if group not in self.groups:
+            self.groups.append(group)
+        for m in group.members:
+            self.add_resource(m)
+
+    def add_tmem_ptr(self, alloc):
+        self.tmem_ptr_alloc = alloc
+        self.add(alloc)
+        return alloc
+
+    @property
+    def data_bytes(self) -> int:
+        return self.total
+
+    @property
+    def barrier_smem_bytes(self) -> int:
+        total = 0
+        for r in self.resources:
+            cfg = r.pipeline_config
+            if cfg is not None and getattr(r, "pipeline_group", None) is None and isinstance(cfg.num_stages, int):
+                total += BARRIER_BYTES_PER_STAGE * cfg.num_stages
+        for g in self.groups:
+            model = getattr(g, "_merged_model", None)
+            stages = model.num_stages if model is not None else 0
+            if isinstance(stages, int):
+                total += g.num_barriers_per_stage * stages * BARRIER_BYTES_PER_STAGE
+        return total
+
+    @property
+    def total_smem_bytes(self) -> int:
+        return self.total + self.barrier_smem_bytes
+
+    def _extra_lines(self):
+        return [f"  Data SMEM: {self._total} B", f"  Barrier SMEM: {self.barrier_smem_bytes} B",
+                f"  Total SMEM: {self._total + self.barrier_smem_bytes} B (data + barriers)"]
+
+    def allocate(self):
+        self._require_layout("allocate()")
+        from .codegen.smem import allocate_smem
+        self.smem_base = allocate_smem(self)
+        self._allocated = True
+        return self.smem_base
+
+    def assign_barrier_ptrs(self):
+        from .codegen.smem import assign_barrier_ptrs
+        assign_barrier_ptrs(self)
+
+    def get(self, alloc):
+        if not self._allocated:
+            raise RuntimeError("TS705: Call allocate() before get()")
+        if alloc.dtype is None:
+            raise TypeError(f"TS705: allocation '{alloc.name}' has no dtype; use get_as_type()")
+        return self.get_as_type(alloc, alloc.dtype, alloc.count)
+
+    def get_as_type(self, alloc, dtype, count=1):
+        if not self._allocated:
+            raise RuntimeError("TS705: Call allocate() before get_as_type()")
+        from .codegen.smem import typed_view
+        return typed_view(self, alloc, dtype, count)
+
+    def get_typed_ptr(self, alloc, dtype, count=1):
+        return self.get_as_type(alloc, dtype, count)
+
+
+class TmemAllocator(_LayoutAllocator):
+    """TMEM column layout (the hardware alloc/dealloc stays in the kernel)."""
+    unit = "columns"
+    space = "tmem"
+
+    def add_resource(self, resource):
+        for a in resource.get_tmem_requirements() or ():
+            self.add(a)
+
+    @property
+    def total_tmem_columns(self) -> int:
+        return self.total
+
+    def allocate(self):
+        self._require_layout("allocate()")
+        self._allocated = True

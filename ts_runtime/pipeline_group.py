@@ -1,0 +1,60 @@
+"""`PipelineGroup`: one barrier set shared by several resources driven together."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .enums import PipelineGroupMode
+from .resources import MemoryResource
+
+__all__ = ["PipelineGroup", "PipelineGroupMode"]
+
+
+@dataclass(kw_only=True, eq=False)
+class PipelineGroup(MemoryResource):
+    """Merge (N producers -> 1 consumer), Fork (1 -> N) or FusedMerge over `members`."""
+    members: list = field(default_factory=list)
+    mode: PipelineGroupMode = PipelineGroupMode.Merge
+
+    def __post_init__(self):
+        from .model.group_checks import derive_group_config
+        from .tracing import pipeline_model
+        self.is_barrier = True
+        for m in self.members:
+            if getattr(m, "pipeline_group", None) is not None and m.pipeline_group is not self:
+                raise ValueError(f"TS461: resource '{m.name}' already belongs to a PipelineGroup")
+        explicit = pipeline_model(self.pipeline_config) if self.pipeline_config is not None else None
+        merged, findings = derive_group_config(
+            self.name, self.mode,
+            [(m.name, pipeline_model(m.pipeline_config) if m.pipeline_config is not None else None)
+             for m in self.members], explicit)
+        for code, exc, msg in findings:
+            raise exc(f"{code}: {msg} ({self._ts_range})")
+        self._merged_model = merged
+        for m in self.members:
+            object.__setattr__(m, "pipeline_group", self)
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        for m in self.__dict__.get("members", ()):
+            if getattr(m, "name", None) == attr:
+                from .schedule_builder import _MemberRef
+                return _MemberRef(m, self)
+        raise AttributeError(attr)
+
+    @property
+    def group_pipeline(self):
+        return self.members[0].pipeline if self.members else None
+
+    @property
+    def is_heterogeneous(self) -> bool:
+        return len({m.pipeline_config.pipeline_type for m in self.members if m.pipeline_config}) > 1
+
+    @property
+    def num_barriers_per_stage(self) -> int:
+        return 2 if self.mode is PipelineGroupMode.FusedMerge else len(self.members) + 1
+
+    def create(self):
+        from .codegen.groups import create_group
+        create_group(self)

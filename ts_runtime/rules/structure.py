@@ -1,0 +1,430 @@
+"""TS1xx: schedule structure (capture grammar, sections, guards).
+
+The logic lives in `ts_runtime.model.builder` (capture) and `ts_runtime.model.lower`
+(task lowering); these are the catalogue entries.
+"""
+from ..diagnostics import Severity
+from .declare import rule
+
+W = Severity.WARNING
+
+rule("TS101", "block-outside-schedule", """
+    Schedule blocks (`domain_loop`, `work_tile_loop`, `when_true`, `when_false`) used outside an `@schedule` function.
+
+    ## What it does
+    Flags a schedule block opened while no `@schedule` function is being traced.
+    ## Why is this bad?
+    Blocks only record structure into the schedule being captured; outside one there is nothing to record.
+    ## Example
+    `with domain_loop(8): ...` at module level.
+    ## Use instead
+    Open the block inside a function decorated with `@schedule`.
+    """)
+rule("TS102", "domain-loop-bound-count", """
+    `domain_loop` called with other than 1 to 3 positional bounds.
+
+    ## What it does
+    Checks that `domain_loop` gets `(end)`, `(start, end)` or `(start, end, step)`, like `range`.
+    ## Why is this bad?
+    The loop bounds cannot be interpreted.
+    ## Example
+    `domain_loop(0, 8, 1, 2)`
+    ## Use instead
+    `domain_loop(0, 8, 1)`
+    """)
+rule("TS103", "zero-domain-step", """
+    A `domain_loop` step of literal 0.
+
+    ## What it does
+    Rejects a loop whose step is the integer 0.
+    ## Why is this bad?
+    The loop would never advance.
+    ## Example
+    `domain_loop(0, n, 0)`
+    ## Use instead
+    A non-zero step, e.g. `domain_loop(0, n, 1)`.
+    """)
+rule("TS104", "none-domain-bound", """
+    A `domain_loop` bound that is `None`.
+
+    ## What it does
+    Rejects `None` as a start, end or step.
+    ## Why is this bad?
+    `None` is neither a value nor a dynamic-domain callable.
+    ## Example
+    `domain_loop(0, None)`
+    ## Use instead
+    Pass an int, a run-time value, or `MyTask.get_domain`.
+    """)
+rule("TS105", "instance-bound-domain-getter", """
+    A dynamic `domain_loop` bound bound to a Task instance instead of accessed on the class.
+
+    ## What it does
+    Requires the callable bound to be the unbound method (`MyTask.get_domain`).
+    ## Why is this bad?
+    The task that runs the schedule supplies `self`; a bound method would call the wrong object.
+    ## Example
+    `domain_loop(0, my_task.get_domain)`
+    ## Use instead
+    `domain_loop(0, MyTask.get_domain)`
+    """)
+rule("TS106", "domain-getter-signature", """
+    A dynamic `domain_loop` bound whose signature is not `(self, work_tile_coord)`.
+
+    ## What it does
+    Checks that the getter takes exactly two required positional parameters and is inspectable.
+    ## Why is this bad?
+    The runtime calls it with the task and the current tile coordinate.
+    ## Example
+    `def get_domain(self): ...`
+    ## Use instead
+    `def get_domain(self, work_tile_coord): ...`
+    """)
+rule("TS107", "nested-domain-loop", """
+    A `domain_loop` nested in another `domain_loop`.
+
+    ## What it does
+    Rejects nested domain loops.
+    ## Why is this bad?
+    A schedule has exactly one domain loop; nested iteration belongs inside a work method.
+    ## Example
+    `with domain_loop(4):` inside `with domain_loop(8):`
+    ## Use instead
+    Flatten into one domain, or loop inside the `@cute.jit` work body.
+    """)
+rule("TS108", "multiple-domain-loops", """
+    More than one `domain_loop` in one schedule.
+
+    ## What it does
+    Counts domain loops (sequential ones included) when the task lowers its schedule.
+    ## Why is this bad?
+    Head / loop / tail sections are defined by the single domain loop.
+    ## Example
+    Two `with domain_loop(...)` blocks one after the other.
+    ## Use instead
+    One domain loop; split the work into two tasks if it really needs two loops.
+    """, phase="task")
+rule("TS109", "dynamic-domain-start-or-step", """
+    A callable `start` or `step` bound of `domain_loop`.
+
+    ## What it does
+    Only the `end` bound may be a dynamic (per-tile) getter.
+    ## Why is this bad?
+    The lowering supports per-tile ends only (the docs claim more; the reference rejects it).
+    ## Example
+    `domain_loop(MyTask.get_domain, 8)`
+    ## Use instead
+    `domain_loop(0, MyTask.get_domain)`
+    """, phase="task")
+rule("TS110", "missing-domain-loop", """
+    A task schedule with no `domain_loop`.
+
+    ## What it does
+    Every schedule needs a domain loop, even a padding task's.
+    ## Why is this bad?
+    The task has no domain and cannot be built.
+    ## Example
+    An empty `@schedule` body used for a padding task.
+    ## Use instead
+    `with domain_loop(1): pass`
+    """, phase="task")
+rule("TS111", "domain-getter-not-get-domain", """
+    A dynamic `domain_loop` end that is not a `get_domain` override of the task's class.
+
+    ## What it does
+    The callable end must be the `get_domain` attribute of a Task subclass in the task's MRO.
+    ## Why is this bad?
+    The runtime calls `task.get_domain(tile)`; a differently named method is never called (the docs say any name works; the reference rejects it).
+    ## Example
+    `domain_loop(0, VarlenTask.get_domain_size)`
+    ## Use instead
+    Name the method `get_domain` and build the task from that class.
+    """, phase="task")
+rule("TS112", "missing-task-schedule", """
+    `Task(schedule=None)`.
+
+    ## What it does
+    Requires a captured schedule on every task.
+    ## Why is this bad?
+    A task without a schedule has nothing to run.
+    ## Example
+    `Task(..., schedule=None)`
+    ## Use instead
+    `Task(..., schedule=my_schedule(res_a, res_b))`
+    """, phase="task")
+rule("TS113", "invalid-unroll", """
+    A `domain_loop` `unroll` that is not a compile-time int or None.
+
+    ## What it does
+    Checks the unroll hint's type (bools are rejected).
+    ## Why is this bad?
+    The unroll factor must be known when the kernel is generated.
+    ## Example
+    `domain_loop(0, n, 1, unroll=True)`
+    ## Use instead
+    `unroll=4` or `unroll=None`.
+    """, phase="task")
+rule("TS114", "nested-work-tile-loop", """
+    `work_tile_loop` that is not a top-level block.
+
+    ## What it does
+    Rejects a persistent tile loop inside `domain_loop`, a condition or another tile loop.
+    ## Why is this bad?
+    The tile loop is the outermost loop of a persistent kernel.
+    ## Example
+    `with work_tile_loop(wq):` inside `with domain_loop(...)`.
+    ## Use instead
+    Put `work_tile_loop` at the top of the schedule and the `domain_loop` inside it.
+    """)
+rule("TS115", "multiple-work-tile-loops", """
+    More than one `work_tile_loop` in a schedule.
+
+    ## What it does
+    Allows at most one persistent tile loop.
+    ## Why is this bad?
+    A task walks one stream of work tiles.
+    ## Example
+    Two `with work_tile_loop(wq)` blocks.
+    ## Use instead
+    One tile loop containing all per-tile work.
+    """)
+rule("TS116", "step-before-work-tile-loop", """
+    A non-auxiliary step or a block recorded before `work_tile_loop` opens.
+
+    ## What it does
+    Only auxiliary work and barrier resources (PDL barriers, groups) may precede the persistent loop.
+    ## Why is this bad?
+    Anything else would run once instead of once per tile.
+    ## Example
+    `smem.acquire()` before `with work_tile_loop(wq):`
+    ## Use instead
+    Move the step inside the tile loop, or make it `WorkAttr.AUXILIARY` work.
+    """)
+rule("TS117", "block-after-work-tile-loop", """
+    A block opened after `work_tile_loop` closed.
+
+    ## What it does
+    Nothing structural may follow the persistent loop.
+    ## Why is this bad?
+    Per-tile structure after the tile loop would never run per tile.
+    ## Example
+    `with domain_loop(...)` after the `work_tile_loop` block.
+    ## Use instead
+    Move the block inside the tile loop.
+    """)
+rule("TS118", "step-after-work-tile-loop", """
+    A non-auxiliary step recorded after `work_tile_loop` closed.
+
+    ## What it does
+    Only auxiliary work and barrier resources (e.g. `launch_griddep`) may follow the persistent loop.
+    ## Why is this bad?
+    The step would run once after all tiles, outside the pipeline protocol.
+    ## Example
+    `out.store()` after the tile loop.
+    ## Use instead
+    Move it inside the tile loop.
+    """)
+rule("TS119", "unbalanced-blocks", """
+    Schedule blocks closed out of order or left open.
+
+    ## What it does
+    Blocks must close in LIFO order and all be closed at the end of capture.
+    ## Why is this bad?
+    The schedule tree is ill-formed (only reachable with manual `__enter__`/`__exit__`).
+    ## Example
+    Calling `__exit__` on an outer block before the inner one.
+    ## Use instead
+    Use `with` statements.
+    """)
+rule("TS120", "skippable-without-skip-if", """
+    `skippable()` without `work_tile_loop(skip_if=...)`.
+
+    ## What it does
+    A skippable region needs a skip predicate on its tile loop.
+    ## Why is this bad?
+    Without a predicate no tile is ever skipped.
+    ## Example
+    `with work_tile_loop(wq) as t, t.skippable():`
+    ## Use instead
+    `work_tile_loop(wq, skip_if=MyQueue.is_empty_tile)`
+    """)
+rule("TS121", "nested-skippable", """
+    A `skippable()` block inside another.
+
+    ## What it does
+    Rejects nested skippable regions.
+    ## Why is this bad?
+    A tile is either skipped or not; nesting has no meaning.
+    ## Example
+    `with t.skippable(): with t.skippable(): ...`
+    ## Use instead
+    One skippable region.
+    """)
+rule("TS122", "domain-loop-outside-skippable", """
+    With `skip_if`, a `domain_loop` outside `skippable()`.
+
+    ## What it does
+    When tiles can be skipped the domain loop must sit in the skippable region.
+    ## Why is this bad?
+    A skipped tile runs zero iterations; the loop must be marked as skippable.
+    ## Example
+    `with work_tile_loop(wq, skip_if=...): with domain_loop(...)`
+    ## Use instead
+    `with work_tile_loop(wq, skip_if=...) as t, t.skippable(), domain_loop(...):`
+    """)
+rule("TS123", "stale-loop-handle", """
+    A loop handle method used after its `with` block exited.
+
+    ## What it does
+    `first_iter()`, `last_iter()`, `every()` and `skippable()` need their loop block open.
+    ## Why is this bad?
+    The guard would not belong to any loop.
+    ## Example
+    `d.first_iter()` after `with domain_loop(...) as d:` ended.
+    ## Use instead
+    Use the handle inside its block.
+    """)
+rule("TS124", "iteration-guard-outside-domain-loop", """
+    An iteration predicate block outside a `domain_loop`.
+
+    ## What it does
+    `FIRST_ITER`, `LAST_ITER` and `Every` conditions need an enclosing domain loop.
+    ## Why is this bad?
+    There is no iteration index to test.
+    ## Example
+    `with when_true(FIRST_ITER):` in the head.
+    ## Use instead
+    Put the block inside the domain loop, or use `d.first_iter()`.
+    """)
+rule("TS125", "nested-condition-blocks", """
+    Per-iteration or opaque condition blocks nested in each other.
+
+    ## What it does
+    Condition blocks are siblings only (`skippable()` may contain them).
+    ## Why is this bad?
+    Each entry carries a single guard.
+    ## Example
+    `with d.first_iter(): with when_true(flag): ...`
+    ## Use instead
+    Compute a combined condition in a work method, or use sibling blocks.
+    """)
+rule("TS126", "negated-iteration-predicate", """
+    `when_false` with an iteration predicate.
+
+    ## What it does
+    Iteration predicates cannot be negated.
+    ## Why is this bad?
+    The negation is not representable as a loop guard.
+    ## Example
+    `with when_false(FIRST_ITER):`
+    ## Use instead
+    Restructure with `d.every(...)` or an opaque condition.
+    """)
+rule("TS127", "key-on-iteration-predicate", """
+    `key=` passed with an iteration predicate.
+
+    ## What it does
+    Warns that the correlation key is ignored.
+    ## Why is this bad?
+    Keys correlate opaque run-time conditions only; this one is decided by the iteration index.
+    ## Example
+    `when_true(LAST_ITER, key="x")`
+    ## Use instead
+    Drop `key=`.
+    """, severity=W)
+rule("TS128", "guard-outside-loop-section", """
+    An opaque `when_true`/`when_false` block outside the `domain_loop`.
+
+    ## What it does
+    Only loop entries may carry a guard; the reference accepts the capture and fails at `Task(...)`.
+    ## Why is this bad?
+    Head and tail entries run unconditionally.
+    ## Example
+    `with when_true(flag): smem.acquire()` before the domain loop.
+    ## Use instead
+    Move the block inside the domain loop.
+    """, phase="task")
+rule("TS129", "invalid-every", """
+    `Every(period, start)` with a non-int, non-positive period or negative start.
+
+    ## What it does
+    Both must be ints, `period > 0`, `start >= 0`, within a signed 32-bit range.
+    ## Why is this bad?
+    The guard would never or always fire.
+    ## Example
+    `d.every(0)`
+    ## Use instead
+    `d.every(4, start=0)`
+    """, phase="object", exc="ValueError")
+rule("TS130", "condition-without-variable", """
+    An opaque condition token that carries no variable.
+
+    ## What it does
+    `when_true(tok)` requires `tok` to come from `@consumer_work(returns=...)`.
+    ## Why is this bad?
+    The runtime has no stored value to test.
+    ## Example
+    `with when_true(smem.acquire()):`
+    ## Use instead
+    `flag = res.compute_flag()` with `@consumer_work(returns=flag)`.
+    """)
+rule("TS131", "stale-condition-token", """
+    An opaque condition token that is not the latest handle for its variable.
+
+    ## What it does
+    Rejects a condition read after its variable was produced again.
+    ## Why is this bad?
+    The runtime reads the stored (latest) value, not the one the code seems to test.
+    ## Example
+    `a = r.f(); b = r.f(); with when_true(a):`
+    ## Use instead
+    Test the latest token.
+    """)
+rule("TS132", "too-many-opaque-keys", """
+    More than 4 distinct opaque condition keys.
+
+    ## What it does
+    Warns that validation enumerates 2**k true/false assignments.
+    ## Why is this bad?
+    Validation time grows exponentially.
+    ## Example
+    Five independent `when_true` conditions.
+    ## Use instead
+    Share keys (`key=`) where tasks branch on the same value.
+    """, phase="manager", severity=W, order=240)
+rule("TS133", "head-loop-producer-overlap", """
+    Producer work on one resource in both the head and the loop of a task.
+
+    ## What it does
+    Warns when a `dst_resources` resource has ProducerWork in the head and in the loop.
+    ## Why is this bad?
+    Head work and iteration 0 both see `loop_offset == 0` and may write the same stage data.
+    ## Example
+    `smem.fill()` before and inside the domain loop.
+    ## Use instead
+    Guard the loop copy with `d.first_iter()` or move the head work into the loop.
+    """, phase="manager", severity=W, order=180)
+rule("TS134", "legacy-schedule-tuple-shape", """
+    A legacy schedule-list item that is not a well-formed 2-5 tuple.
+
+    ## What it does
+    Checks `(resource, stage[, section[, guard]])` tuples of a hand-written ScheduleResult.
+    ## Why is this bad?
+    The entry cannot be interpreted.
+    ## Example
+    `ScheduleResult(schedule_list=[(smem,)])`
+    ## Use instead
+    Write schedules with `@schedule`.
+    """, phase="task", open_reason="legacy ScheduleResult lists are not accepted by ts_runtime; @schedule capture cannot produce them")
+rule("TS135", "legacy-schedule-section-order", """
+    Legacy schedule-list sections not contiguous Head, Loop, Tail.
+
+    ## What it does
+    Checks a hand-written ScheduleResult list's section order.
+    ## Why is this bad?
+    The lowering assumes one contiguous run per section.
+    ## Example
+    A Head entry after a Loop entry.
+    ## Use instead
+    Write schedules with `@schedule`.
+    """, phase="task", open_reason="legacy ScheduleResult lists are not accepted by ts_runtime; @schedule capture cannot produce them")

@@ -1,0 +1,402 @@
+"""`@schedule` capture: the tracing front end of the shared schedule grammar.
+
+Calling a decorated schedule with resources runs its body once on proxies; every proxy
+call and `with` block becomes an event on `ts_runtime.model.builder.ScheduleBuilder`
+(the same builder ts-lint drives), tagged with the user's source range. The active
+builder lives in a ContextVar so blocks opened outside a schedule are detected (TS101).
+"""
+from __future__ import annotations
+
+import contextvars
+import functools
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .diagnostics import ScheduleError, Severity, TSWarning
+from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
+from .model import builder as _b
+from .model.schedule import Block, ScheduleModel, Step, Token
+from .model.values import RUNTIME, UNKNOWN, DynamicBound, SkipIf, is_static_int
+from .source import caller_range
+
+__all__ = [
+    "schedule", "domain_loop", "work_tile_loop", "when_true", "when_false", "DataFlowToken",
+    "Schedule", "Step", "Route", "ConditionalBlock", "DomainLoop", "WorkTileLoop",
+    "ScheduleResult", "ScheduleError", "ScheduleBuilder", "ResourceProxy", "DomainLoopProxy",
+    "WorkTileLoopProxy",
+]
+
+_active: contextvars.ContextVar = contextvars.ContextVar("ts_active_builder", default=None)
+
+ScheduleBuilder = _b.ScheduleBuilder
+ConditionalBlock = DomainLoop = WorkTileLoop = Block
+
+
+@dataclass
+class Route:
+    source: Any
+    destination: Any
+    destination_argument: str
+
+
+@dataclass
+class ScheduleResult:
+    """Flat form a Task consumes (kept for API compatibility; ts uses LoweredSchedule)."""
+    schedule_list: list = field(default_factory=list)
+    slot_routing: Any = None
+    constexpr_work_kwargs: Any = None
+    resources: list = field(default_factory=list)
+    loop_start: Any = None
+    loop_end: Any = None
+    loop_step: Any = None
+    domain_getter: Any = None
+    unroll: Any = 1
+    skip_if: Any = None
+    has_work_tile_loop: bool = False
+
+
+class Schedule:
+    """A captured schedule: the model tree plus the live resources it was captured with."""
+
+    def __init__(self, model: ScheduleModel, resources: list, objects: dict):
+        self.model = model
+        self.resources = resources        # live resource objects, parameter order
+        self.objects = objects            # rid -> live object (params, groups, members)
+        self.skip_if_callable = None
+
+    @property
+    def name(self):
+        return self.model.name
+
+    @property
+    def body(self):
+        return self.model.body
+
+    @property
+    def diagnostics(self):
+        return self.model.diagnostics
+
+    def __str__(self):
+        lines = [f"Schedule {self.name}"]
+
+        def rec(nodes, ind):
+            for n in nodes:
+                if isinstance(n, Step):
+                    lab = f".{n.label}" if n.label else ""
+                    lines.append(f"{'  ' * ind}{n.stage.value}({self.objects[n.resource].name}){lab}")
+                else:
+                    lines.append(f"{'  ' * ind}{n.kind} {n.guard or ''}".rstrip())
+                    rec(n.body, ind + 1)
+        rec(self.body, 1)
+        return "\n".join(lines)
+
+
+class DataFlowToken:
+    """Handle of one produced variable; pass it to a downstream work call."""
+
+    def __init__(self, token: Token, builder: _b.ScheduleBuilder):
+        self._token = token
+        self._builder = builder
+
+    @property
+    def producer_step(self):
+        return self._token.step_uid
+
+    @property
+    def variable(self):
+        return self._token.var
+
+    def __iter__(self):
+        self._builder.token_unpacked(self._token, caller_range())
+        raise ScheduleError("TS311: a single-output data-flow token cannot be unpacked",
+                            self._builder.diagnostics[-1:])
+
+    def __getitem__(self, item):
+        self._builder.token_unpacked(self._token, caller_range(), indexed=True)
+        raise ScheduleError("TS311: a single-output data-flow token cannot be indexed",
+                            self._builder.diagnostics[-1:])
+
+    def __bool__(self):
+        raise ScheduleError("a data-flow token has no value at capture time; use when_true(token) "
+                            "to branch on it at run time")
+
+    def __repr__(self):
+        return f"DataFlowToken({self._token.var!r})"
+
+
+def _builder() -> _b.ScheduleBuilder:
+    b = _active.get()
+    if b is None:
+        from .rules.registry import make_diagnostic
+        d = make_diagnostic("TS101", "DSL block APIs must be called inside an @schedule function",
+                            caller_range())
+        raise ScheduleError(f"TS101: {d.message} ({d.range})", [d])
+    return b
+
+
+def _unwrap(value, b):
+    if isinstance(value, DataFlowToken):
+        return value._token
+    if isinstance(value, (list, tuple)) and any(isinstance(v, DataFlowToken) for v in value):
+        return _b.Literal(value)
+    return _b.Literal(value)
+
+
+class ResourceProxy:
+    """Stands for one resource parameter while a schedule is traced."""
+
+    def __init__(self, ref: _b.ParamRef, obj, builder: _b.ScheduleBuilder):
+        object.__setattr__(self, "_ref", ref)
+        object.__setattr__(self, "_obj", obj)
+        object.__setattr__(self, "_b", builder)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        obj, b, ref = self._obj, self._b, self._ref
+        res = b.resources[ref.resource]
+        if res.is_group and attr in res.member_names:
+            from .tracing import resource_model
+            member = next(m for m in obj.members if m.name == attr)
+            b.resources.setdefault(id(member), resource_model(member))
+            return _MemberRef(member, obj)
+        rng = caller_range()
+        if b.resolve(ref, attr, rng) is None:
+            d = b.diagnostics[-1]
+            if d.code == "TS224":
+                raise AttributeError(f"TS224: {d.message} ({d.range})")
+            raise ScheduleError(f"{d.code}: {d.message} ({d.range})", [d])
+
+        def call(*args, **kwargs):
+            r = caller_range()
+            out = b.call(ref, attr, [_unwrap(a, b) for a in args],
+                         {k: _unwrap(v, b) for k, v in kwargs.items()}, r)
+            if isinstance(out, tuple):
+                return tuple(DataFlowToken(t, b) for t in out)
+            return DataFlowToken(out, b) if out is not None else None
+        return call
+
+    def __setattr__(self, key, value):
+        raise ScheduleError("schedule proxies are read-only during capture")
+
+
+class _MemberRef:
+    """`group.member`: a grouped resource passed to (or used in) a schedule."""
+
+    def __init__(self, member, group):
+        self.member = member
+        self.group = group
+
+    def __getattr__(self, attr):
+        return getattr(self.member, attr)
+
+
+def _param_ref(arg, b, objects) -> Optional[_b.ParamRef]:
+    from .resources import MemoryResource
+    from .tracing import collect_resources
+    if isinstance(arg, _MemberRef):
+        collect_resources([arg.group], b.resources)
+        objects[id(arg.member)] = arg.member
+        objects[id(arg.group)] = arg.group
+        for m in arg.group.members:
+            objects[id(m)] = m
+        return _b.ParamRef(id(arg.member), id(arg.group))
+    if isinstance(arg, MemoryResource):
+        collect_resources([arg], b.resources)
+        objects[id(arg)] = arg
+        group = getattr(arg, "pipeline_group", None)
+        if group is not None:
+            objects[id(group)] = group
+        for m in getattr(arg, "members", None) or ():
+            objects[id(m)] = m
+        return _b.ParamRef(id(arg))
+    return None
+
+
+def schedule(fn):
+    """Decorator: calling the result with resources captures a `Schedule`."""
+
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        rng = caller_range()
+        b = _b.ScheduleBuilder(fn.__name__, {}, rng)
+        objects: dict = {}
+        sig = inspect.signature(fn)
+        bound = sig.bind(*args, **kwargs)
+        proxies = {}
+        for pname, arg in bound.arguments.items():
+            ref = _param_ref(arg, b, objects)
+            if ref is None:
+                d = b.report("TS221", f"@schedule arguments must be MemoryResource instances or "
+                             f"`group.member` refs; '{pname}' is {type(arg).__name__}", rng)
+                raise ScheduleError(f"TS221: {d.message} ({d.range})", [d])
+            b.add_param(ref, rng)
+            proxies[pname] = ResourceProxy(ref, objects[ref.resource], b)
+        token = _active.set(b)
+        try:
+            fn(**proxies)
+        finally:
+            _active.reset(token)
+        model = b.finish()
+        for d in model.diagnostics:
+            if d.severity is not Severity.ERROR:
+                import warnings
+                warnings.warn(f"{d.code}: {d.message} ({d.range})", TSWarning, stacklevel=2)
+        errors = [d for d in model.diagnostics if d.severity is Severity.ERROR]
+        if errors:
+            from .diagnostics import format_diagnostics
+            raise ScheduleError(f"schedule '{fn.__name__}' is invalid:\n{format_diagnostics(errors)}", errors)
+        params = [objects[r] for r in model.params]
+        return Schedule(model, params, objects)
+
+    traced.__ts_schedule__ = fn
+    return traced
+
+
+# --------------------------------------------------------------------------- blocks
+class _BlockCM:
+    def __init__(self, opener, value=None):
+        self._opener = opener
+        self._scope = None
+        self._value = value
+
+    def __enter__(self):
+        self._scope = self._opener()
+        return self._value(self._scope) if self._value else None
+
+    def __exit__(self, *exc):
+        b = _active.get()
+        if b is not None and self._scope is not None:
+            b.close(self._scope, caller_range())
+        return False
+
+
+class DomainLoopProxy:
+    def __init__(self, scope):
+        self._scope = scope
+
+    def _guard(self, guard):
+        b = _builder()
+        rng = caller_range(2)
+        return _BlockCM(lambda: b.iteration_guard(self._scope, guard, rng))
+
+    def first_iter(self):
+        return self._guard(FIRST_ITER)
+
+    def last_iter(self):
+        return self._guard(LAST_ITER)
+
+    def every(self, period, *, start=0):
+        return self._guard(Every(period, start))
+
+
+class WorkTileLoopProxy:
+    def __init__(self, scope):
+        self._scope = scope
+
+    def skippable(self):
+        b = _builder()
+        rng = caller_range()
+        return _BlockCM(lambda: b.skippable(self._scope, rng))
+
+
+def _bound(value):
+    """Converts a domain_loop bound to the model (int, RUNTIME, DynamicBound, None)."""
+    if value is None or is_static_int(value):
+        return value
+    if isinstance(value, bool):
+        return RUNTIME
+    if callable(value) and not hasattr(value, "ir_value"):
+        owner = ""
+        bound_to_instance = inspect.ismethod(value)
+        func = value.__func__ if bound_to_instance else value
+        qual = getattr(func, "__qualname__", "")
+        mod = getattr(func, "__module__", "")
+        if "." in qual:
+            owner = f"{mod}.{qual.rsplit('.', 1)[0]}"
+        try:
+            sig = inspect.signature(inspect.unwrap(func))
+            req = sum(1 for p in sig.parameters.values()
+                      if p.default is inspect.Parameter.empty and p.kind in (
+                          inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD))
+        except (TypeError, ValueError):
+            req = None
+        return DynamicBound(getattr(func, "__name__", "?"), owner, not bound_to_instance, req)
+    return RUNTIME
+
+
+def domain_loop(*bounds, unroll=None):
+    """Opens the schedule's single domain loop; bounds like `range`."""
+    b = _builder()
+    rng = caller_range()
+    model_bounds = tuple(_bound(x) for x in bounds)
+    return _BlockCM(lambda: b.domain_loop(model_bounds, unroll, rng), DomainLoopProxy)
+
+
+def _skip_if(skip_if, wq_obj):
+    if skip_if is None:
+        return None
+    from .resources import WorkQueue
+    if not callable(skip_if):
+        return SkipIf("not_callable", repr(skip_if))
+    name = getattr(skip_if, "__name__", "skip_if")
+    if inspect.ismethod(skip_if):
+        target = skip_if.__self__
+        try:
+            arity = sum(1 for p in inspect.signature(skip_if).parameters.values()
+                        if p.default is inspect.Parameter.empty and p.kind != p.VAR_KEYWORD)
+        except (TypeError, ValueError):
+            arity = None
+        return SkipIf("bound_method", name, id(target), isinstance(target, WorkQueue), arity)
+    qual = getattr(skip_if, "__qualname__", "")
+    try:
+        arity = sum(1 for p in inspect.signature(skip_if).parameters.values()
+                    if p.default is inspect.Parameter.empty and p.kind != p.VAR_KEYWORD)
+    except (TypeError, ValueError):
+        arity = None
+    if "." in qual and "<locals>" not in qual.rsplit(".", 1)[0] and wq_obj is not None:
+        on_class = any(getattr(k, name, None) is skip_if for k in type(wq_obj).__mro__)
+        cls_name = qual.rsplit(".", 1)[0]
+        if on_class or any(k.__qualname__ == cls_name for k in type(wq_obj).__mro__):
+            return SkipIf("unbound_method", name, None, True, arity)
+        if isinstance(getattr(inspect.getmodule(skip_if), cls_name, None), type):
+            return SkipIf("unbound_method", name, None, False, arity)
+    return SkipIf("function", name, None, None, arity)
+
+
+def work_tile_loop(wq, *, skip_if=None):
+    """Opens the persistent per-tile loop driven by a WorkQueue parameter."""
+    b = _builder()
+    rng = caller_range()
+    ref = wq._ref if isinstance(wq, ResourceProxy) else None
+    wq_obj = wq._obj if isinstance(wq, ResourceProxy) else None
+    desc = _skip_if(skip_if, wq_obj)
+
+    def open_():
+        scope = b.work_tile_loop(ref, desc, rng)
+        scope.node.skip_if_callable = skip_if
+        return scope
+    return _BlockCM(open_, WorkTileLoopProxy)
+
+
+def _cond(cond):
+    if isinstance(cond, DataFlowToken):
+        return cond._token
+    return cond
+
+
+def when_true(cond, *, key=None):
+    """Block runs when `cond` (iteration predicate or work-output token) holds."""
+    b = _builder()
+    rng = caller_range()
+    c = _cond(cond)
+    return _BlockCM(lambda: b.when(c, False, key, rng))
+
+
+def when_false(cond, *, key=None):
+    """Block runs when the opaque condition `cond` is false."""
+    b = _builder()
+    rng = caller_range()
+    c = _cond(cond)
+    return _BlockCM(lambda: b.when(c, True, key, rng))

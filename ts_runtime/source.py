@@ -1,0 +1,74 @@
+"""Source ranges shared by every front end.
+
+Both the tracing DSL and the libcst linter point findings at the user's code with the
+same convention (LibCST's): 1-based lines, 0-based columns, exclusive end. Only the
+LSP edge converts to UTF-16 / 0-based lines.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Optional
+
+__all__ = ["SourceRange", "caller_range", "UNKNOWN_RANGE"]
+
+
+@dataclass(frozen=True)
+class SourceRange:
+    path: str
+    line: int
+    column: int = 0
+    end_line: Optional[int] = None
+    end_column: Optional[int] = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    @property
+    def stop_line(self) -> int:
+        return self.end_line if self.end_line is not None else self.line
+
+
+UNKNOWN_RANGE = SourceRange("<unknown>", 1, 0)
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_SKIP_PARTS = (os.sep + "contextlib.py", os.sep + "dataclasses.py", os.sep + "functools.py")
+
+
+def _is_internal(filename: str) -> bool:
+    if filename.startswith(_PKG_DIR):
+        return True
+    if filename.endswith(_SKIP_PARTS):
+        return True
+    if filename.startswith("<frozen"):
+        return True
+    # the CuTe DSL's AST rewriting and tracing layers: the user's line is further out
+    return (os.sep + "cutlass" + os.sep) in filename and "base_dsl" in filename
+
+
+def caller_range(depth: int = 1) -> SourceRange:
+    """Range of the first frame outside ts_runtime (the user's call site).
+
+    Uses the bytecode position table (3.11+) so the column and end are exact; on 3.10
+    only the line is known.
+    """
+    frame = sys._getframe(depth)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return UNKNOWN_RANGE
+    code = frame.f_code
+    line = frame.f_lineno
+    col, end_line, end_col = 0, None, None
+    positions = getattr(code, "co_positions", None)
+    if positions is not None and frame.f_lasti >= 0:
+        try:
+            pos = list(positions())[frame.f_lasti // 2]
+            if pos[0] is not None:
+                line, end_line = pos[0], pos[1]
+                col = pos[2] or 0
+                end_col = pos[3]
+        except (IndexError, ValueError):
+            pass
+    return SourceRange(code.co_filename, line, col, end_line, end_col)

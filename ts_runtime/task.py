@@ -1,0 +1,132 @@
+"""`Task`: binds a captured schedule to a warp range (tracing front end).
+
+Construction lowers the schedule (shared `model.lower`) and runs the task-phase checks;
+errors raise `ScheduleValidationError` at the `Task(...)` line, like the reference raises
+its ValueError there.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .diagnostics import ScheduleValidationError, Severity
+from .locate import call_arguments
+from .model.kernel import TaskModel
+from .model.lower import lower
+from .model.task_checks import check_task_fields
+from .rules.registry import make_diagnostic
+from .source import caller_range
+
+__all__ = ["Task", "emit_ptx_comments", "normalize_and_validate_schedule_list"]
+
+emit_ptx_comments = True
+
+
+def _qualname(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+class Task:
+    """A warp-specialized task: warps `[warp_idx, warp_idx + num_warps)` run `schedule`."""
+
+    def __init__(self, src_resources, dst_resources, warp_idx, num_warps, *, schedule,
+                 num_registers=None, name="", debug_print=False, iket_enable_profiling=False,
+                 iket_profiling_stages=None, iket_profiling_resources=None, run_only_on_cta_id=None):
+        rng = caller_range()
+        self._ts_range = rng
+        self.name = name
+        self.src_resources = list(src_resources or [])
+        self.dst_resources = list(dst_resources or [])
+        self.warp_idx = warp_idx
+        self.num_warps = num_warps
+        self.warp_start = warp_idx
+        self.warp_end = warp_idx + num_warps if isinstance(warp_idx, int) and isinstance(num_warps, int) else None
+        self.num_registers = num_registers
+        self.debug_print = debug_print
+        self.run_only_on_cta_id = run_only_on_cta_id
+        self.iket_enable_profiling = iket_enable_profiling
+        self.iket_profiling_stages = iket_profiling_stages
+        self.iket_profiling_resources = iket_profiling_resources
+        self.schedule = schedule
+        self.default_num_registers = None
+        args = call_arguments(rng, ("src_resources", "dst_resources", "warp_idx", "num_warps"))
+        diags = []
+
+        def report(code, message, r=None):
+            diags.append(make_diagnostic(code, message, r or rng))
+
+        from .tracing import collect_resources
+        resources: dict = {}
+        collect_resources(self.src_resources + self.dst_resources, resources)
+        src = [id(r) for r in self.src_resources]
+        dst = [id(r) for r in self.dst_resources]
+        self.model = TaskModel(name=name, warp_idx=warp_idx, num_warps=num_warps, src=src, dst=dst,
+                               num_registers=num_registers, run_only_on_cta_id=run_only_on_cta_id,
+                               class_mro=tuple(_qualname(c) for c in type(self).__mro__), range=rng,
+                               arg_ranges=args)
+        for code, message, key in check_task_fields(self.model, resources):
+            report(code, message, self.model.at(key) if key else rng)
+        if schedule is None:
+            report("TS112", f"Task '{name}': 'schedule' is required", args.get("schedule", rng))
+        else:
+            if getattr(schedule, "model", None) is None:
+                raise TypeError("Task(schedule=...) expects the result of calling an @schedule function")
+            resources.update({k: v for k, v in _schedule_resources(schedule).items() if k not in resources})
+            self.model.schedule = schedule.model
+            self.model.lowered = lower(schedule.model, resources, report, self.model.class_mro, rng)
+            unroll = self.model.lowered.unroll
+            if unroll is not None and (isinstance(unroll, bool) or not isinstance(unroll, int)):
+                report("TS113", f"'unroll' must be a compile-time int or None, got {unroll!r}",
+                       self.model.lowered.domain_range)
+        self._resources = resources
+        errors = [d for d in diags if d.severity is Severity.ERROR]
+        if errors:
+            raise ScheduleValidationError(errors, header=f"Task '{name}' is invalid")
+        self._post_lowering()
+
+    def _post_lowering(self):
+        low = self.model.lowered
+        self.head_schedule_list = low.head
+        self.loop_schedule_list = low.loop
+        self.tail_schedule_list = low.tail
+        self.domain_start = low.domain_start
+        self.domain = low.domain_end
+        self.step = low.domain_step
+        self.unroll = low.unroll
+        self.skip_if = low.skip_if
+        self.work_queue = self.schedule.objects.get(low.work_queue) if low.work_queue else None
+        self.is_persistent = any(_is_wq(r) for r in self.src_resources)
+        self.resources = self.src_resources + [r for r in self.dst_resources if r not in self.src_resources]
+
+    def get_domain(self, tile_coord):
+        """Per-tile loop end for dynamic domains; override on a Task subclass."""
+        raise NotImplementedError("override get_domain on a Task subclass for a dynamic domain")
+
+    def make_task_cache(self):
+        return None
+
+    def is_selected(self, warp_idx):
+        return self.warp_start <= warp_idx < self.warp_end
+
+    def run(self):
+        from .codegen.task_runner import run_task
+        return run_task(self)
+
+    def __repr__(self):
+        return f"Task({self.name!r}, warps [{self.warp_idx}, {self.warp_end}))"
+
+
+def _is_wq(obj) -> bool:
+    from .resources import WorkQueue
+    return isinstance(obj, WorkQueue)
+
+
+def _schedule_resources(schedule) -> dict:
+    from .tracing import collect_resources
+    out: dict = {}
+    collect_resources(list(schedule.objects.values()), out)
+    return out
+
+
+def normalize_and_validate_schedule_list(schedule_list):
+    """Legacy flat schedule lists are not supported (TS134/TS135 are open): use @schedule."""
+    raise NotImplementedError("legacy schedule lists are not supported by ts_runtime; use @schedule")

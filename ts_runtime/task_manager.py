@@ -1,0 +1,164 @@
+"""`TaskManager`: builds the kernel model from live objects, validates it, runs the kernel.
+
+Construction runs `print_and_verify()` as in the reference, but collects every finding of
+every rule and raises one `ScheduleValidationError` listing them with code and
+`file:line`. Warnings go through `warnings.warn` with the code in the text;
+`skip_validation=True` downgrades errors to warnings (except the reference's assertion
+and type errors, which it never downgrades either).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, Optional
+
+from .diagnostics import Diagnostic, ScheduleValidationError, Severity, TSWarning
+from .locate import call_arguments, dict_entries
+from .model.kernel import GraphEdge, KernelModel, ManagerOptions
+from .rules.registry import get as get_rule, make_diagnostic
+from .source import caller_range
+
+__all__ = ["TaskManager", "WARP_SIZE", "expand_loop"]
+
+WARP_SIZE = 32
+_NEVER_DOWNGRADED = ("AssertionError", "TypeError")
+
+
+class TaskManager:
+    def __init__(self, tasks, resource_dependency_graph, dma_consumer_release_labels=None,
+                 iket_enable_profiling=False, iket_profiling_stages=None, iket_profiling_resources=None,
+                 skip_validation=False, smem_allocator=None, tmem_allocator=None, tmem_ptr_i32=None,
+                 verbose=True, smem_capacity_bytes=None, tmem_capacity_columns=None,
+                 exhaustive_deadlock_race_check=True, assume_pdl_wait_completed=False,
+                 max_states=None, timeout=None):
+        self._ts_range = caller_range()
+        self.tasks = list(tasks)
+        self.resource_dependency_graph = resource_dependency_graph
+        self.dma_consumer_release_labels = dma_consumer_release_labels
+        self.skip_validation = skip_validation
+        self._smem_allocator = smem_allocator
+        self.tmem_allocator = tmem_allocator
+        self.tmem_ptr_i32 = tmem_ptr_i32
+        self.verbose = verbose
+        self.smem_capacity_bytes = 232448 if smem_capacity_bytes is None else smem_capacity_bytes
+        self.tmem_capacity_columns = 512 if tmem_capacity_columns is None else tmem_capacity_columns
+        self.exhaustive_deadlock_race_check = exhaustive_deadlock_race_check
+        self.assume_pdl_wait_completed = assume_pdl_wait_completed
+        self.iket_enable_profiling = iket_enable_profiling
+        self._setup_done = False
+        self.diagnostics: list = []
+        self.check_result = None
+        options = ManagerOptions(
+            skip_validation=skip_validation, verbose=verbose,
+            exhaustive_deadlock_race_check=exhaustive_deadlock_race_check,
+            assume_pdl_wait_completed=assume_pdl_wait_completed,
+            smem_capacity_bytes=self.smem_capacity_bytes, tmem_capacity_columns=self.tmem_capacity_columns,
+            max_states=max_states or 1_000_000, timeout=timeout)
+        args = call_arguments(self._ts_range, ("tasks", "resource_dependency_graph"))
+        if not resource_dependency_graph:
+            d = make_diagnostic("TS350", "resource_dependency_graph must be provided and non-empty",
+                                args.get("resource_dependency_graph", self._ts_range))
+            raise ScheduleValidationError([d])
+        self.kernel = self._build_model(options, args)
+        self.print_and_verify()
+
+    # ------------------------------------------------------------------ model
+    def _build_model(self, options: ManagerOptions, args: dict) -> KernelModel:
+        from .tracing import allocator_model, collect_resources, refresh_allocations
+        resources: dict = {}
+        objs = []
+        for t in self.tasks:
+            objs.extend(t.src_resources + t.dst_resources)
+            sched = getattr(t, "schedule", None)
+            if sched is not None:
+                objs.extend(sched.objects.values())
+        for down, ups in self.resource_dependency_graph.items():
+            objs.append(down)
+            objs.extend(ups or ())
+        collect_resources(objs, resources)
+        self._objects = {}
+        for o in objs:
+            self._objects[id(o)] = o
+        for rid, m in resources.items():
+            if rid in self._objects:
+                refresh_allocations(self._objects[rid], m)
+        kernel = KernelModel(resources=resources, tasks=[t.model for t in self.tasks], options=options,
+                             range=self._ts_range, arg_ranges=args)
+        entries = dict_entries(self._ts_range, "resource_dependency_graph")
+        items = list(self.resource_dependency_graph.items())
+        graph_rng = args.get("resource_dependency_graph", self._ts_range)
+        for i, (down, ups) in enumerate(items):
+            ent = entries[i] if len(entries) == len(items) else None
+            for j, up in enumerate(ups or ()):
+                rng = graph_rng
+                if ent is not None:
+                    rng = ent[3][j] if j < len(ent[3]) else ent[2]
+                kernel.graph.append(GraphEdge(id(down), id(up), rng))
+        if options.dma_consumer_release_labels is None and self.dma_consumer_release_labels:
+            options.dma_consumer_release_labels = {
+                (id(a), id(b)): list(v) for (a, b), v in self.dma_consumer_release_labels.items()}
+        kernel.smem_allocator = allocator_model(self._smem_allocator, "smem")
+        kernel.tmem_allocator = allocator_model(self.tmem_allocator, "tmem")
+        return kernel
+
+    @property
+    def smem_allocator(self):
+        return self._smem_allocator
+
+    # ------------------------------------------------------------------ validation
+    def validate(self) -> list:
+        """All findings (errors, warnings, infos) of every rule, without raising."""
+        from .rules.engine import run_manager_rules
+        diags = run_manager_rules(self.kernel)
+        self.check_result = getattr(self.kernel, "check_result", None)
+        return sorted(diags, key=lambda d: (d.severity is not Severity.ERROR, d.sort_key()))
+
+    def print_and_verify(self):
+        diags = self.validate()
+        self.diagnostics = diags
+        if self.verbose:
+            from .printout import print_report
+            print_report(self.kernel, diags)
+        errors, rest = [], []
+        for d in diags:
+            if d.severity is Severity.ERROR:
+                rule = get_rule(d.code)
+                never = rule is not None and rule.reference_exception in _NEVER_DOWNGRADED
+                if self.skip_validation and not never:
+                    rest.append(d)
+                    continue
+                errors.append(d)
+            else:
+                rest.append(d)
+        for d in rest:
+            prefix = "TS validation" if d.severity is Severity.ERROR else d.severity.value
+            warnings.warn(f"{d.code}: {prefix}: {d.message} ({d.range})", TSWarning, stacklevel=3)
+        if errors:
+            raise ScheduleValidationError(errors)
+
+    # ------------------------------------------------------------------ kernel time
+    def setup_resources_and_tasks(self):
+        if self._setup_done:
+            raise AssertionError("TS902: setup_resources_and_tasks() must be called exactly once")
+        from .codegen.runtime import setup_resources_and_tasks
+        setup_resources_and_tasks(self)
+        self._setup_done = True
+
+    def run(self):
+        if not self._setup_done:
+            raise AssertionError("TS903: setup_resources_and_tasks() must be called before run()")
+        from .codegen.runtime import run_tasks
+        run_tasks(self)
+
+    def get_marmaid_string_dependency_graph(self, direction="TD", include_resource_details=True,
+                                            collapse_work_queue_edges=True) -> str:
+        from .mermaid import mermaid_graph
+        return mermaid_graph(self.kernel, direction, include_resource_details, collapse_work_queue_edges)
+
+    get_mermaid_string_dependency_graph = get_marmaid_string_dependency_graph
+
+
+def expand_loop(task, dynamic_domain_fallback=1, opaque_assignment=None) -> list:
+    """Head + loop x n + tail entries of one task (see ts_runtime.checker.expand)."""
+    from .checker.expand import expand_task
+    return expand_task(task.model if hasattr(task, "model") else task, dynamic_domain_fallback,
+                       opaque_assignment)

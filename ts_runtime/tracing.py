@@ -1,0 +1,236 @@
+"""The tracing front end's bridge: live DSL objects -> the shared model.
+
+ts-lint builds the same model classes from source; keeping every conversion here makes
+the two front ends easy to compare (tests/parity).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .enums import PipelineGroupMode, ScheduleStage, SignalingThreads
+from .model.builder import RESERVED_WORK_NAMES
+from .model.kernel import (
+    AllocationModel, AllocatorModel, GraphEdge, KernelModel, ManagerOptions, PipelineModel,
+    ResourceKind, ResourceModel, TaskModel, WorkMethodModel,
+)
+from .model.values import RUNTIME, UNKNOWN, is_static_int
+from .source import SourceRange, UNKNOWN_RANGE
+
+_TLV_TAG = "ts_task_local_variable"
+
+
+def _name_of(x) -> Any:
+    if x is None:
+        return None
+    n = getattr(x, "name", None)
+    if isinstance(n, str):
+        return n
+    return str(x).rsplit(".", 1)[-1]
+
+
+def _layout(x):
+    if x is None:
+        return None
+    if isinstance(x, (tuple, list)):
+        return tuple(v if is_static_int(v) else RUNTIME for v in x)
+    return "opaque"
+
+
+def _static(x):
+    """A Python int stays itself; anything else (a traced value) is RUNTIME."""
+    if x is None or isinstance(x, (bool, str, tuple, SignalingThreads)):
+        return x
+    return x if is_static_int(x) else RUNTIME
+
+
+def pipeline_model(cfg) -> PipelineModel:
+    pg, cg = cfg.producer_group, cfg.consumer_group
+    rng = getattr(cfg, "_ts_range", None) or UNKNOWN_RANGE
+    p = PipelineModel(
+        pipeline_type=cfg.pipeline_type,
+        num_stages=_static(cfg.num_stages),
+        num_bytes=_static(cfg.num_bytes),
+        producer_group_size=_static(getattr(pg, "size", UNKNOWN)),
+        consumer_group_size=_static(getattr(cg, "size", UNKNOWN)),
+        producer_agent=_name_of(getattr(pg, "agent", None)),
+        consumer_agent=_name_of(getattr(cg, "agent", None)),
+        cta_layout_vmnk=_layout(cfg.cta_layout_vmnk),
+        producer_signaling_threads=cfg.producer_signaling_threads,
+        consumer_signaling_threads=cfg.consumer_signaling_threads,
+        consumer_wait_signaling_threads=cfg.consumer_wait_signaling_threads,
+        umma_consumer_producer_op=_name_of(cfg.umma_consumer_producer_op) or "AsyncThread",
+        async_producer_op=_name_of(cfg.async_producer_op) or "AsyncThread",
+        advance_on_wait=cfg.advance_on_wait,
+        advance_on_acquire=cfg.advance_on_acquire,
+        num_bytes_per_warp_per_cta=_static(cfg.num_bytes_per_warp_per_cta),
+        mcast_mode_mn=tuple(cfg.mcast_mode_mn) if isinstance(cfg.mcast_mode_mn, (tuple, list)) else cfg.mcast_mode_mn,
+        interleave_strides=cfg.interleave_strides if isinstance(cfg.interleave_stride, tuple)
+        else ((cfg.interleave_stride,) * 4),
+        range=rng,
+    )
+    if rng is not UNKNOWN_RANGE:
+        from .locate import call_arguments
+        p.arg_ranges = call_arguments(rng)
+    return p
+
+
+def _qualname(cls) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _work_methods(cls):
+    """(name -> WorkMethodModel, reserved-name findings) from the class MRO."""
+    from .source import SourceRange
+    methods, findings, seen_stage = {}, [], {}
+    for klass in reversed(cls.__mro__):
+        for name, attr in vars(klass).items():
+            info = getattr(attr, "__ts_work__", None)
+            if info is None:
+                continue
+            rng = SourceRange(info.path, info.line) if info.path else UNKNOWN_RANGE
+            side = "producer" if info.stage.is_producer else "consumer"
+            prev = seen_stage.get(name)
+            if prev is not None and prev != side:
+                other = "consumer" if side == "producer" else "producer"
+                findings.append((name, f"@{side}_work '{name}' collides with a @{other}_work of the same name",
+                                 rng, "TS223"))
+            seen_stage[name] = side
+            if name in RESERVED_WORK_NAMES:
+                findings.append((name, f"work method '{name}' collides with the standard pipeline method "
+                                 f"'{name}'; rename it", rng, "TS222"))
+            returns = []
+            for r in info.returns:
+                if isinstance(r, str):
+                    returns.append(r)
+                else:  # a dataclasses.Field: find its name on the class
+                    fname = getattr(r, "name", None) or next(
+                        (f.name for f in getattr(cls, "__dataclass_fields__", {}).values() if f is r), None)
+                    if fname is None:
+                        raise RuntimeError(f"TS313: returns= Field of '{name}' has no .name "
+                                           "(is the resource class a dataclass?)")
+                    returns.append(fname)
+            methods[name] = WorkMethodModel(name, info.stage, tuple(returns), list(info.params), rng,
+                                            _qualname(klass))
+    return methods, findings
+
+
+def _tlv_names(obj) -> set:
+    from .resources import TaskLocalVariable
+    names = set()
+    for f in dataclasses.fields(obj) if dataclasses.is_dataclass(obj) else ():
+        declared = f.metadata.get(_TLV_TAG) or "TaskLocalVariable" in str(f.type)
+        value = getattr(obj, f.name, None)
+        if isinstance(value, TaskLocalVariable):
+            value._bind_owner(obj, f.name)
+            names.add(f.name)
+        elif declared:
+            if value is None:
+                raise ValueError(f"TS320: field '{f.name}' of {type(obj).__name__} is declared as a "
+                                 "TaskLocalVariable field but was not initialized in __init__/__post_init__")
+            raise TypeError(f"TS320: field '{f.name}' of {type(obj).__name__} is declared as a "
+                            f"TaskLocalVariable field but contains {type(value).__name__}")
+    for k, v in vars(obj).items():
+        if isinstance(v, TaskLocalVariable) and not k.startswith("_"):
+            v._bind_owner(obj, k)
+            names.add(k)
+    return names
+
+
+def _allocs(items, space) -> list:
+    out = []
+    for a in items or ():
+        size = getattr(a, "size_bytes", None) if space == "smem" else getattr(a, "num_columns", None)
+        out.append(AllocationModel(getattr(a, "name", ""), space, _static(size) if size is not None else 0,
+                                   getattr(a, "alignment", 1), getattr(a, "offset", 0) or 0))
+    return out
+
+
+def resource_model(obj) -> ResourceModel:
+    """Model of one live resource (cached on the object; rid = id(obj))."""
+    cached = getattr(obj, "_ts_model", None)
+    if cached is not None:
+        return cached
+    from .pipeline_group import PipelineGroup
+    from .resources import PdlLaunchBarrier, PdlWaitBarrier, WorkQueue
+    if isinstance(obj, PipelineGroup):
+        kind = ResourceKind.GROUP
+    elif isinstance(obj, WorkQueue):
+        kind = ResourceKind.WORK_QUEUE
+    elif isinstance(obj, PdlWaitBarrier):
+        kind = ResourceKind.PDL_WAIT
+    elif isinstance(obj, PdlLaunchBarrier):
+        kind = ResourceKind.PDL_LAUNCH
+    else:
+        kind = ResourceKind.PLAIN
+    methods, findings = _work_methods(type(obj))
+    r = ResourceModel(
+        rid=id(obj), name=getattr(obj, "name", "") or "", class_name=type(obj).__name__, kind=kind,
+        is_barrier=bool(getattr(obj, "is_barrier", False)),
+        work_methods=methods, reserved_collisions=findings,
+        range=getattr(obj, "_ts_range", UNKNOWN_RANGE),
+        class_mro=tuple(_qualname(c) for c in type(obj).__mro__),
+        consumer_wait_signaling_threads=getattr(obj, "consumer_wait_signaling_threads", None),
+    )
+    if kind is not ResourceKind.GROUP:
+        r.tlv_names = _tlv_names(obj)
+    cfg = getattr(obj, "pipeline_config", None)
+    if cfg is not None:
+        r.pipeline = pipeline_model(cfg)
+    elif kind is ResourceKind.GROUP:
+        r.pipeline = getattr(obj, "_merged_model", None)
+    r.smem = _allocs(obj.get_smem_requirements(), "smem")
+    r.tmem = _allocs(obj.get_tmem_requirements(), "tmem")
+    preq, creq = obj.get_producer_requirements(), obj.get_consumer_requirements()
+    r.producer_requirements = None if preq is None else [getattr(a, "name", str(a)) for a in preq]
+    r.consumer_requirements = None if creq is None else [getattr(a, "name", str(a)) for a in creq]
+    group = getattr(obj, "pipeline_group", None)
+    if group is not None:
+        r.group = id(group)
+    if kind is ResourceKind.GROUP:
+        r.group_mode = obj.mode
+        r.members = [id(m) for m in obj.members]
+        r.member_names = {m.name: id(m) for m in obj.members}
+    if kind is ResourceKind.WORK_QUEUE:
+        tsc = getattr(obj, "tile_scheduler_config", None)
+        r.tile_scheduler_type = getattr(tsc, "tile_scheduler_type", None)
+    try:
+        object.__setattr__(obj, "_ts_model", r)
+    except Exception:
+        pass
+    return r
+
+
+def refresh_allocations(obj, model: ResourceModel):
+    """Allocation offsets change after compute_layout(); re-read them."""
+    model.smem = _allocs(obj.get_smem_requirements(), "smem")
+    model.tmem = _allocs(obj.get_tmem_requirements(), "tmem")
+
+
+def collect_resources(objs, out: dict):
+    """Adds each resource and its group / members to `out` (rid -> model)."""
+    from .pipeline_group import PipelineGroup
+    for o in objs:
+        if o is None or id(o) in out:
+            continue
+        m = resource_model(o)
+        out[m.rid] = m
+        group = getattr(o, "pipeline_group", None)
+        if group is not None:
+            collect_resources([group], out)
+        if isinstance(o, PipelineGroup):
+            collect_resources(o.members, out)
+    return out
+
+
+def allocator_model(alloc, space: str):
+    """Model of an attached SmemAllocator / TmemAllocator (None when absent)."""
+    if alloc is None:
+        return None
+    if space == "smem":
+        data, barriers = alloc.data_bytes, alloc.barrier_smem_bytes
+    else:
+        data, barriers = alloc.total_tmem_columns, 0
+    allocs = [AllocationModel(a.name, space, a.size_bytes if space == "smem" else a.num_columns,
+                              getattr(a, "alignment", 1), a.offset or 0) for a in alloc.allocations]
+    return AllocatorModel(space, data, barriers, allocs, getattr(alloc, "_ts_range", UNKNOWN_RANGE))
