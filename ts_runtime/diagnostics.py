@@ -106,3 +106,57 @@ class ScheduleValidationError(ValueError):
 
 class TSWarning(UserWarning):
     """Category of the warnings ts_runtime emits; the rule code is in the text."""
+
+    def __init__(self, message: str = "", diagnostic: Optional[Diagnostic] = None):
+        super().__init__(message)
+        self.diagnostic = diagnostic
+
+
+class TSTypeError(TypeError):
+    """TypeError carrying diagnostics (where the reference raises TypeError)."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()):
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
+class TSAssertionError(AssertionError):
+    """AssertionError carrying diagnostics (the reference asserts these; never downgraded)."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()):
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
+class TSRuntimeError(RuntimeError):
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()):
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
+class TSValueError(ValueError):
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()):
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
+_EXC = {TypeError: TSTypeError, AssertionError: TSAssertionError, RuntimeError: TSRuntimeError,
+        ValueError: TSValueError}
+
+
+def raise_finding(code: str, exc_type: type, message: str, range: Optional[SourceRange] = None):
+    """Raises `exc_type` (as a subclass carrying the Diagnostic) for an immediate finding.
+
+    Object-, decoration- and task-phase checks raise at once like the reference does, with
+    the same exception type, so `except TypeError:` code keeps working.
+    """
+    from .rules.registry import make_diagnostic
+    d = make_diagnostic(code, message, range)
+    cls = _EXC.get(exc_type, TSValueError)
+    raise cls(f"{code}: {message} ({d.range})", [d])
+
+
+def warn_finding(d: Diagnostic, stacklevel: int = 3):
+    """Emits a TSWarning whose `.diagnostic` is the finding (the code is in the text)."""
+    import warnings
+    warnings.warn(TSWarning(f"{d.code}: {d.message} ({d.range})", d), stacklevel=stacklevel)

@@ -19,6 +19,12 @@ __all__ = [
 ]
 
 
+def _raise(code, exc, msg):
+    from .diagnostics import raise_finding
+    from .source import caller_range
+    raise_finding(code, exc, msg, caller_range())
+
+
 class PipelineType(enum.Enum):
     AsyncAsync = "AsyncAsync"
     TmaAsync = "TmaAsync"
@@ -72,9 +78,9 @@ class SignalingThreads(enum.IntFlag):
     @classmethod
     def validate(cls, value, field_name: str = "signaling_threads"):
         if not isinstance(value, SignalingThreads):
-            raise TypeError(f"TS401: {field_name} must be a SignalingThreads value, got {value!r}")
+            _raise("TS401", TypeError, f"{field_name} must be a SignalingThreads value, got {value!r}")
         if not cls.is_valid_combination(value):
-            raise ValueError(f"TS401: unsupported SignalingThreads combination for {field_name}: {value!r}")
+            _raise("TS401", ValueError, f"unsupported SignalingThreads combination for {field_name}: {value!r}")
         return value
 
     def has_cta_leader(self) -> bool:
@@ -95,9 +101,9 @@ class WorkAttr(enum.IntFlag):
     @classmethod
     def validate(cls, value, field_name: str = "work_attrs"):
         if not isinstance(value, WorkAttr):
-            raise TypeError(f"TS232: {field_name} must be a WorkAttr value, got {value!r}")
+            _raise("TS232", TypeError, f"{field_name} must be a WorkAttr value, got {value!r}")
         if not cls.is_valid_combination(value):
-            raise ValueError(f"TS232: unsupported WorkAttr combination: {value!r}")
+            _raise("TS232", ValueError, f"unsupported WorkAttr combination: {value!r}")
         return value
 
     def is_auxiliary(self) -> bool:
@@ -223,7 +229,7 @@ class Every(IterationPredicate):
     def __post_init__(self):
         from .model.values import check_every  # shared with ts-lint
         for code, exc, msg in check_every(self.period, self.start):
-            raise exc(f"{code}: {msg}")
+            _raise(code, exc, msg)
 
     def fires(self, iter_idx: int, num_iters: int) -> bool:
         return iter_idx >= self.start and (iter_idx - self.start) % self.period == 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .diagnostics import raise_finding
 from .source import caller_range
 
 __all__ = ["SmemAllocation", "TmemAllocation", "ResourceContext", "SmemAllocator", "TmemAllocator",
@@ -18,7 +19,7 @@ BARRIER_BYTES_PER_STAGE = 16   # full + empty mbarrier, 8 B each
 
 def _align_up(value: int, alignment: int) -> int:
     if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-        raise AssertionError(f"TS701: alignment must be a power of 2, got {alignment!r}")
+        raise_finding("TS701", AssertionError, f"alignment must be a power of 2, got {alignment!r}", caller_range())
     return (value + alignment - 1) // alignment * alignment
 
 
@@ -77,7 +78,7 @@ class _LayoutAllocator:
     def add_alias_group(self, phases):
         phases = [list(p) if isinstance(p, (list, tuple)) else [p] for p in phases]
         if len(phases) < 2:
-            raise ValueError("TS702: Alias group must contain at least 2 phases")
+            raise_finding("TS702", ValueError, "Alias group must contain at least 2 phases", caller_range())
         for ph in phases:
             for a in ph:
                 if a in self.allocations:
@@ -86,7 +87,7 @@ class _LayoutAllocator:
 
     def compute_layout(self):
         if self._laid_out:
-            raise RuntimeError("TS703: compute_layout() already called")
+            raise_finding("TS703", RuntimeError, "compute_layout() already called", caller_range())
         offset = 0
         for a in self.allocations:
             offset = _align_up(offset, getattr(a, "alignment", 1) or 1)
@@ -109,7 +110,7 @@ class _LayoutAllocator:
 
     def _require_layout(self, what: str):
         if not self._laid_out:
-            raise RuntimeError(f"TS704: Call compute_layout() first (before {what})")
+            raise_finding("TS704", RuntimeError, f"Call compute_layout() first (before {what})", caller_range())
 
     @property
     def total(self) -> int:
@@ -174,7 +175,7 @@ class SmemAllocator(_LayoutAllocator):
 
     def add_pipeline_group(self, group):
         if getattr(group, "pipeline_config", None) is None and getattr(group, "_merged_model", None) is None:
-            raise ValueError("TS706: PipelineGroup has no pipeline_config")
+            raise_finding("TS706", ValueError, "PipelineGroup has no pipeline_config", caller_range())
         if group not in self.groups:
             self.groups.append(group)
         for m in group.members:
@@ -224,14 +225,14 @@ class SmemAllocator(_LayoutAllocator):
 
     def get(self, alloc):
         if not self._allocated:
-            raise RuntimeError("TS705: Call allocate() before get()")
+            raise_finding("TS705", RuntimeError, "Call allocate() before get()", caller_range())
         if alloc.dtype is None:
-            raise TypeError(f"TS705: allocation '{alloc.name}' has no dtype; use get_as_type()")
+            raise_finding("TS705", TypeError, f"allocation '{alloc.name}' has no dtype; use get_as_type()", caller_range())
         return self.get_as_type(alloc, alloc.dtype, alloc.count)
 
     def get_as_type(self, alloc, dtype, count=1):
         if not self._allocated:
-            raise RuntimeError("TS705: Call allocate() before get_as_type()")
+            raise_finding("TS705", RuntimeError, "Call allocate() before get_as_type()", caller_range())
         from .codegen.smem import typed_view
         return typed_view(self, alloc, dtype, count)
 

@@ -39,15 +39,21 @@ class PipelineUserType(enum.Enum):
     ProducerConsumer = "ProducerConsumer"
 
 
+def _raise_440(msg):
+    from .diagnostics import raise_finding
+    from .source import caller_range
+    raise_finding("TS440", ValueError, msg, caller_range())
+
+
 class CooperativeGroup:
     """A group of `size` agents that arrive on a barrier (TS reads `.agent` and `.size`)."""
 
     def __init__(self, agent, size: int = 1, alignment=None):
         name = getattr(agent, "name", None)
         if name not in Agent.__members__:
-            raise ValueError(f"TS440: Unsupported agent type {agent!r}")
+            _raise_440(f"Unsupported agent type {agent!r}")
         if isinstance(size, int) and size <= 0:
-            raise ValueError("TS440: the number of threads in a CooperativeGroup must be greater than 0")
+            _raise_440("the number of threads in a CooperativeGroup must be greater than 0")
         self.agent = agent
         self.size = size
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .diagnostics import raise_finding
 from .enums import PipelineGroupMode
 from .resources import MemoryResource
 
@@ -22,14 +23,15 @@ class PipelineGroup(MemoryResource):
         self.is_barrier = True
         for m in self.members:
             if getattr(m, "pipeline_group", None) is not None and m.pipeline_group is not self:
-                raise ValueError(f"TS461: resource '{m.name}' already belongs to a PipelineGroup")
+                raise_finding("TS461", ValueError, f"resource '{m.name}' already belongs to a PipelineGroup",
+                              self._ts_range)
         explicit = pipeline_model(self.pipeline_config) if self.pipeline_config is not None else None
         merged, findings = derive_group_config(
             self.name, self.mode,
             [(m.name, pipeline_model(m.pipeline_config) if m.pipeline_config is not None else None)
              for m in self.members], explicit)
         for code, exc, msg in findings:
-            raise exc(f"{code}: {msg} ({self._ts_range})")
+            raise_finding(code, exc, msg, self._ts_range)
         self._merged_model = merged
         for m in self.members:
             object.__setattr__(m, "pipeline_group", self)

@@ -18,7 +18,8 @@ from .enums import (
     PipelineType, ScheduleStage, SignalingThreads, TileSchedulerType, WorkAttr,
 )
 from .model.work_signature import RawParam, analyze_params, normalize_returns
-from .source import caller_range
+from .diagnostics import raise_finding
+from .source import SourceRange, caller_range
 
 __all__ = [
     "consumer_work", "producer_work", "PipelineConfig", "TileSchedulerConfig", "StageInfo",
@@ -82,22 +83,22 @@ def _returns_literal_dict(fn) -> bool:
                for n in ast.walk(tree))
 
 
-def _raise_first(findings):
+def _raise_first(findings, rng=None):
     for code, exc, msg in findings:
-        raise exc(f"{code}: {msg}")
+        raise_finding(code, exc, msg, rng or caller_range())
 
 
 def _make_work_decorator(side: str):
     def decorator(fn=None, *, work_attrs: WorkAttr = WorkAttr.NONE, returns=None):
         if fn is not None and not callable(fn):
-            raise TypeError(f"TS231: @{side}_work must decorate a method directly")
+            raise_finding("TS231", TypeError, f"@{side}_work must decorate a method directly", caller_range())
         WorkAttr.validate(work_attrs)
         if side == "producer" and returns is not None:
-            raise TypeError("TS313: returns= is only supported on @consumer_work")
+            raise_finding("TS313", TypeError, "returns= is only supported on @consumer_work", caller_range())
 
         def wrap(f):
             if not callable(f):
-                raise TypeError(f"TS231: @{side}_work must decorate a method directly")
+                raise_finding("TS231", TypeError, f"@{side}_work must decorate a method directly", caller_range())
             name = getattr(inspect.unwrap(f), "__name__", "work")
             specs, findings = analyze_params(name, _raw_params(f))
             rets, rfind = normalize_returns(name, returns)
@@ -105,7 +106,8 @@ def _make_work_decorator(side: str):
             if side == "consumer" and _returns_literal_dict(f):
                 findings.append(("TS315", ValueError, f"consumer work '{name}' must not return a dict; "
                                  "declare returns=(...) and return a tuple"))
-            _raise_first(findings)
+            code0 = getattr(inspect.unwrap(f), "__code__", None)
+            _raise_first(findings, SourceRange(code0.co_filename, code0.co_firstlineno) if code0 else None)
             aux = work_attrs.is_auxiliary()
             if side == "consumer":
                 stage = ScheduleStage.ConsumerAuxWork if aux else ScheduleStage.ConsumerWork
@@ -153,19 +155,21 @@ class TaskLocalVariable:
 
     def __post_init__(self):
         if self.dtype is None:
-            raise ValueError("TS318: TaskLocalVariable requires a dtype")
+            raise_finding("TS318", ValueError, "TaskLocalVariable requires a dtype", caller_range())
         has_default = self.default is not _NO_DEFAULT
         if has_default and self.default_factory is not None:
-            raise ValueError("TS318: TaskLocalVariable takes either default or default_factory, not both")
+            raise_finding("TS318", ValueError, "TaskLocalVariable takes either default or default_factory, not both",
+                          caller_range())
         if not has_default and self.default_factory is None:
-            raise ValueError("TS318: TaskLocalVariable requires a default or default_factory")
+            raise_finding("TS318", ValueError, "TaskLocalVariable requires a default or default_factory",
+                          caller_range())
         self._owner = None
         self._field_name = None
 
     def _bind_owner(self, owner, field_name: str):
         if self._owner is not None and (self._owner is not owner or self._field_name != field_name):
-            raise ValueError(f"TS319: TaskLocalVariable bound to '{self._field_name}' cannot be reused "
-                             f"across resource fields ('{field_name}')")
+            raise_finding("TS319", ValueError, f"TaskLocalVariable bound to '{self._field_name}' cannot be "
+                          f"reused across resource fields ('{field_name}')", getattr(owner, "_ts_range", None))
         self._owner, self._field_name = owner, field_name
 
     @property
@@ -227,7 +231,7 @@ class PipelineConfig:
         from .tracing import pipeline_model
         from .model.config_checks import check_pipeline_config
         for code, exc, msg in check_pipeline_config(pipeline_model(self)):
-            raise exc(f"{code}: {msg} ({rng})")
+            raise_finding(code, exc, msg, rng)
 
     # interleave accessors
     @property

@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .diagnostics import ScheduleError, Severity, TSWarning
+from .diagnostics import ScheduleError, Severity, warn_finding
 from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
 from .model import builder as _b
 from .model.schedule import Block, ScheduleModel, Step, Token
@@ -241,8 +241,7 @@ def schedule(fn):
         model = b.finish()
         for d in model.diagnostics:
             if d.severity is not Severity.ERROR:
-                import warnings
-                warnings.warn(f"{d.code}: {d.message} ({d.range})", TSWarning, stacklevel=2)
+                warn_finding(d)
         errors = [d for d in model.diagnostics if d.severity is Severity.ERROR]
         if errors:
             from .diagnostics import format_diagnostics

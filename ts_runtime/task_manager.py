@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Optional
 
-from .diagnostics import Diagnostic, ScheduleValidationError, Severity, TSWarning
+from .diagnostics import Diagnostic, ScheduleValidationError, Severity, warn_finding
 from .locate import call_arguments, dict_entries
 from .model.kernel import GraphEdge, KernelModel, ManagerOptions
 from .rules.registry import get as get_rule, make_diagnostic
@@ -130,8 +130,10 @@ class TaskManager:
             else:
                 rest.append(d)
         for d in rest:
-            prefix = "TS validation" if d.severity is Severity.ERROR else d.severity.value
-            warnings.warn(f"{d.code}: {prefix}: {d.message} ({d.range})", TSWarning, stacklevel=3)
+            if d.severity is Severity.ERROR:   # downgraded by skip_validation (TS901)
+                d = Diagnostic(d.code, d.name, Severity.WARNING, f"TS validation ({d.name}): {d.message}",
+                               d.range, d.related, d.fix, d.trace)
+            warn_finding(d)
         if errors:
             raise ScheduleValidationError(errors)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from .diagnostics import raise_finding
 from .enums import PipelineGroupMode, ScheduleStage, SignalingThreads
 from .model.builder import RESERVED_WORK_NAMES
 from .model.kernel import (
@@ -107,8 +108,8 @@ def _work_methods(cls):
                     fname = getattr(r, "name", None) or next(
                         (f.name for f in getattr(cls, "__dataclass_fields__", {}).values() if f is r), None)
                     if fname is None:
-                        raise RuntimeError(f"TS313: returns= Field of '{name}' has no .name "
-                                           "(is the resource class a dataclass?)")
+                        raise_finding("TS313", RuntimeError, f"returns= Field of '{name}' has no .name "
+                                      "(is the resource class a dataclass?)", rng)
                     returns.append(fname)
             methods[name] = WorkMethodModel(name, info.stage, tuple(returns), list(info.params), rng,
                                             _qualname(klass))
@@ -126,10 +127,12 @@ def _tlv_names(obj) -> set:
             names.add(f.name)
         elif declared:
             if value is None:
-                raise ValueError(f"TS320: field '{f.name}' of {type(obj).__name__} is declared as a "
-                                 "TaskLocalVariable field but was not initialized in __init__/__post_init__")
-            raise TypeError(f"TS320: field '{f.name}' of {type(obj).__name__} is declared as a "
-                            f"TaskLocalVariable field but contains {type(value).__name__}")
+                raise_finding("TS320", ValueError, f"field '{f.name}' of {type(obj).__name__} is declared as a "
+                              "TaskLocalVariable field but was not initialized in __init__/__post_init__",
+                              getattr(obj, "_ts_range", None))
+            raise_finding("TS320", TypeError, f"field '{f.name}' of {type(obj).__name__} is declared as a "
+                          f"TaskLocalVariable field but contains {type(value).__name__}",
+                          getattr(obj, "_ts_range", None))
     for k, v in vars(obj).items():
         if isinstance(v, TaskLocalVariable) and not k.startswith("_"):
             v._bind_owner(obj, k)
