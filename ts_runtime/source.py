@@ -47,6 +47,11 @@ def _is_internal(filename: str) -> bool:
     return (os.sep + "cutlass" + os.sep) in filename and "base_dsl" in filename
 
 
+def _is_generated(code) -> bool:
+    """dataclass-generated __init__ and friends (compiled from a string)."""
+    return code.co_filename == "<string>" and "__create_fn__" in getattr(code, "co_qualname", "__create_fn__")
+
+
 def caller_range(depth: int = 1) -> SourceRange:
     """Range of the first frame outside ts_runtime (the user's call site).
 
@@ -54,7 +59,7 @@ def caller_range(depth: int = 1) -> SourceRange:
     only the line is known.
     """
     frame = sys._getframe(depth)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    while frame is not None and (_is_internal(frame.f_code.co_filename) or _is_generated(frame.f_code)):
         frame = frame.f_back
     if frame is None:
         return UNKNOWN_RANGE

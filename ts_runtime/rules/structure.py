@@ -428,3 +428,274 @@ rule("TS135", "legacy-schedule-section-order", """
     ## Use instead
     Write schedules with `@schedule`.
     """, phase="task", open_reason="legacy ScheduleResult lists are not accepted by ts_runtime; @schedule capture cannot produce them")
+
+
+# ---------------------------------------------------------------------------- manager checks
+from ..enums import OpaqueCondition, ScheduleStage  # noqa: E402
+from .base import Rule  # noqa: E402
+from .registry import RULES, register  # noqa: E402
+
+
+class _OpaqueKeys(RULES["TS132"]):
+    def check(self, kernel):
+        keys, first = [], {}
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered else ()):
+                if isinstance(e.guard, OpaqueCondition) and e.guard.key not in first:
+                    first[e.guard.key] = e.range
+                    keys.append(e.guard.key)
+        if len(keys) > 4:
+            yield self.diag(f"{len(keys)} distinct opaque correlation keys; validation runs 2**{len(keys)} "
+                            "assignments", kernel.range)
+
+
+class _HeadLoopOverlap(RULES["TS133"]):
+    def check(self, kernel):
+        for t in kernel.tasks:
+            if t.lowered is None:
+                continue
+            for rid in t.dst:
+                head = [e for e in t.lowered.head if e.resource == rid and e.stage is ScheduleStage.ProducerWork]
+                loop = [e for e in t.lowered.loop if e.resource == rid and e.stage is ScheduleStage.ProducerWork]
+                if head and loop:
+                    yield self.diag(f"[head-loop-overlap] task '{t.name}' has ProducerWork on "
+                                    f"'{kernel.name(rid)}' in both head and loop; head and iteration 0 both "
+                                    "see loop_offset=0", loop[0].range,
+                                    related=[_rel(head[0].range, "head producer work")])
+
+
+def _rel(rng, msg):
+    from ..diagnostics import Related
+    return Related(rng, msg)
+
+
+for _cls in (_OpaqueKeys, _HeadLoopOverlap):
+    _cls.__doc__ = _cls.__mro__[1].__doc__
+    _cls.__name__ = _cls.__mro__[1].__name__
+    RULES[_cls.code] = _cls
+
+
+# ---------------------------------------------------------------------------- examples
+from ._programs import COPY_BODY, copy_program, custom_program  # noqa: E402
+
+
+def _examples(code, valid=(), invalid=()):
+    RULES[code].VALID = [*valid]
+    RULES[code].INVALID = [*invalid]
+
+
+_VALID = copy_program()
+
+_examples("TS101", [_VALID], [custom_program('''
+    def build():
+        with domain_loop(8):  # expect: TS101
+            pass
+    ''')])
+_examples("TS102", [_VALID], [copy_program('''
+    with domain_loop(0, 8, 1, 2):  # expect: TS102
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS103", [_VALID], [copy_program('''
+    with domain_loop(0, 8, 0):  # expect: TS103
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS104", [_VALID], [copy_program('''
+    with domain_loop(0, None):  # expect: TS104
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS107", [_VALID], [copy_program('''
+    with domain_loop(0, 8, 1):
+        with domain_loop(0, 2):  # expect: TS107
+            v = src.get_item()
+            dst.set_item(data=v)
+    ''')])
+_examples("TS108", [_VALID], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    with domain_loop(0, 8, 1):  # expect: TS108
+        w = src.get_item()
+        dst.set_item(data=w)
+    ''')])
+_examples("TS110", [_VALID], [custom_program('''
+    def build():
+        src, dst = Src(name="src"), Dst(name="dst")
+
+        @schedule
+        def copy(src, dst):
+            v = src.get_item()
+            dst.set_item(data=v)
+
+        task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                    schedule=copy(src, dst))  # expect: TS110
+        return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
+    ''')])
+_examples("TS113", [copy_program('''
+    with domain_loop(0, 8, 1, unroll=2):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1, unroll=True):  # expect: TS113
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS123", [copy_program('''
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+        dst.set_item(data=v)
+        with d.first_iter():
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+        dst.set_item(data=v)
+    with d.first_iter():  # expect: TS123
+        dst.fill()
+    ''')])
+_examples("TS124", [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        with when_true(FIRST_ITER):
+            dst.fill()
+    ''')], [copy_program('''
+    with when_true(FIRST_ITER):  # expect: TS124
+        dst.fill()
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS125", [copy_program('''
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+        dst.set_item(data=v)
+        with d.first_iter():
+            dst.fill()
+        with d.last_iter():
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+        dst.set_item(data=v)
+        with d.first_iter():
+            with d.last_iter():  # expect: TS125
+                dst.fill()
+    ''')])
+_examples("TS126", [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        f = src.get_flag()
+        with when_false(f):
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        with when_false(FIRST_ITER):  # expect: TS126
+            dst.fill()
+    ''')])
+_examples("TS127", [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        with when_true(LAST_ITER):
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        with when_true(LAST_ITER, key="last"):  # expect: TS127
+            dst.fill()
+    ''')])
+_examples("TS128", [copy_program('''
+    with domain_loop(0, 8, 1):
+        f = src.get_flag()
+        with when_true(f):
+            v = src.get_item()
+            dst.set_item(data=v)
+    ''')], [copy_program('''
+    f = src.get_flag()
+    with when_true(f):
+        dst.fill()  # expect: TS128
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS129", [copy_program('''
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+        dst.set_item(data=v)
+        with d.every(2, start=1):
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+        dst.set_item(data=v)
+        with d.every(0):  # expect: TS129
+            dst.fill()
+    ''')])
+_examples("TS130", [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        f = src.get_flag()
+        with when_true(f):
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        t = dst.set_item(data=v)
+        with when_true(t):  # expect: TS130
+            dst.fill()
+    ''')])
+_examples("TS131", [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        f = src.get_flag()
+        with when_true(f):
+            dst.fill()
+    ''')], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+        f = src.get_flag()
+        g = src.get_flag()
+        with when_true(g):
+            dst.fill()
+        with when_true(f):  # expect: TS131
+            dst.fill()
+    ''')])
+_examples("TS132", [_VALID], [custom_program('''
+    def build():
+        src, dst = Src(name="src"), Dst(name="dst")
+
+        @schedule
+        def copy(src, dst):
+            with domain_loop(0, 8, 1):
+                v = src.get_item()
+                dst.set_item(data=v)
+                for k in range(5):
+                    f = src.get_flag()
+                    with when_true(f, key=k):
+                        dst.fill()
+
+        task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                    schedule=copy(src, dst))
+        return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]},  # expect: TS132
+                           verbose=False)
+    ''')])
+_examples("TS133", [copy_program('''
+    dst.fill()
+    with domain_loop(0, 8, 1) as d:
+        v = src.get_item()
+    ''')], [copy_program('''
+    dst.fill()
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)  # expect: TS133
+    ''')])

@@ -1,0 +1,199 @@
+"""Catalogue entries of ts-lint's own findings (TS96x): the linter reports these itself.
+
+`ts_runtime.rules.load_all()` imports this module through `ts_runtime/rules/frontend_rules.py`,
+so the codes appear in `docs/rules.md`, in SARIF output and in `ts-lint --select`. The logic
+lives in `ts_lint/suppress.py`; this module only declares the entries (stdlib + ts_runtime).
+"""
+from __future__ import annotations
+
+from ts_runtime.diagnostics import Severity
+from ts_runtime.rules.declare import rule
+
+_VALID = '''\
+from dataclasses import dataclass
+from ts_runtime import schedule, domain_loop, consumer_work, producer_work, WorkAttr
+from ts_runtime.resources import MemoryResource, PipelineConfig, TaskLocalVariable
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+from ts_runtime.memory import SmemAllocation, SmemAllocator
+from ts_runtime.pipeline import CooperativeGroup, Agent
+
+@dataclass(kw_only=True)
+class InGmem(MemoryResource):
+    coord: object = TaskLocalVariable.uninitialized()
+    def __post_init__(self):
+        self.coord = TaskLocalVariable(dtype=int, default=0)
+    @consumer_work(returns=coord)
+    def compute_coords(self, stage_info):
+        return stage_info.loop_offset
+
+@dataclass(kw_only=True)
+class Smem(MemoryResource):
+    val: object = TaskLocalVariable.uninitialized()
+    def __post_init__(self):
+        self.val = TaskLocalVariable(dtype=int, default=0)
+        self._a = SmemAllocation("smem_data", size_bytes=4096)
+    def get_smem_requirements(self):
+        return [self._a]
+    @producer_work
+    def tma_load(self, stage_info, gmem_idx):
+        pass
+    @consumer_work(returns=val)
+    def read_smem(self, stage_info):
+        return 0
+
+@dataclass(kw_only=True)
+class OutGmem(MemoryResource):
+    @producer_work
+    def store(self, stage_info, smem_val):
+        pass
+
+def build(stages=2, consumer=128):
+    cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages, num_bytes=4096,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, consumer))
+    inp, out = InGmem(name="in"), OutGmem(name="out")  # noqa: E501 (another tool's code)
+    smem = Smem(name="smem", pipeline_config=cfg)
+    alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, 8, 1):
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, 8, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+
+    @schedule
+    def pad(_r):
+        with domain_loop(1):
+            pass
+
+    tasks = [
+        Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,
+             schedule=store_schedule(smem, out)),
+        Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=4, num_warps=1,
+             schedule=load_schedule(inp, smem)),
+    ]
+    graph = {
+        smem: [inp],
+        out: [smem],
+    }
+    return TaskManager(tasks=tasks, resource_dependency_graph=graph, smem_allocator=alloc)
+'''
+
+_INVALID = '''\
+from dataclasses import dataclass
+from ts_runtime import schedule, domain_loop, consumer_work, producer_work, WorkAttr
+from ts_runtime.resources import MemoryResource, PipelineConfig, TaskLocalVariable
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+from ts_runtime.memory import SmemAllocation, SmemAllocator
+from ts_runtime.pipeline import CooperativeGroup, Agent
+
+@dataclass(kw_only=True)
+class InGmem(MemoryResource):
+    coord: object = TaskLocalVariable.uninitialized()
+    def __post_init__(self):
+        self.coord = TaskLocalVariable(dtype=int, default=0)
+    @consumer_work(returns=coord)
+    def compute_coords(self, stage_info):
+        return stage_info.loop_offset
+
+@dataclass(kw_only=True)
+class Smem(MemoryResource):
+    val: object = TaskLocalVariable.uninitialized()
+    def __post_init__(self):
+        self.val = TaskLocalVariable(dtype=int, default=0)
+        self._a = SmemAllocation("smem_data", size_bytes=4096)
+    def get_smem_requirements(self):
+        return [self._a]
+    @producer_work
+    def tma_load(self, stage_info, gmem_idx):
+        pass
+    @consumer_work(returns=val)
+    def read_smem(self, stage_info):
+        return 0
+
+@dataclass(kw_only=True)
+class OutGmem(MemoryResource):
+    @producer_work
+    def store(self, stage_info, smem_val):
+        pass
+
+def build(stages=2, consumer=128):
+    cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages, num_bytes=4096,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, consumer))
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    smem = Smem(name="smem", pipeline_config=cfg)
+    alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, 8, 1):  # noqa: TS102  # expect: TS960
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, 8, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+
+    @schedule
+    def pad(_r):
+        with domain_loop(1):
+            pass
+
+    tasks = [
+        Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,
+             schedule=store_schedule(smem, out)),
+        Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=4, num_warps=1,
+             schedule=load_schedule(inp, smem)),
+    ]
+    graph = {
+        smem: [inp],
+        out: [smem],
+    }
+    return TaskManager(tasks=tasks, resource_dependency_graph=graph, smem_allocator=alloc)
+'''
+
+UNUSED_NOQA = rule("TS960", "unused-noqa", """
+    A `# noqa: TSxxx` comment that suppresses nothing.
+
+    ## What it does
+    Reports a `# noqa` directive naming a TS code that ts-lint did not find on that line.
+    Only enabled codes are checked: a code switched off by `select`/`ignore`, by
+    `per-file-ignores`, by `--no-checker` (checker codes) or by the absence of
+    `--explain-unknown` (TS95x) is not reported. Codes of other tools (`# noqa: E501`) and a
+    bare `# noqa` are never reported.
+    ## Why is this bad?
+    A stale suppression hides the next real finding of that code on the line, and it tells
+    the reader about a problem that is no longer there.
+    ## Example
+    `with domain_loop(1):  # noqa: TS102` where the loop has a valid bound.
+    ## Use instead
+    `with domain_loop(1):` — keep only the codes ts-lint reports on that line. The attached
+    fix (safe) removes the unused codes, or the whole directive when none is left.
+    """, phase="frontend", severity=Severity.WARNING, valid=[_VALID], invalid=[_INVALID])
+
+__all__ = ["UNUSED_NOQA"]

@@ -1,0 +1,297 @@
+"""The credit model shared by the schedule-table simulation and the exhaustive checker.
+
+model.md §7. Every pipelined resource that is not a WorkQueue owns two kinds of credit
+pools: *full* credits (a producer committed a stage the consumers have not waited for
+yet) and *empty* credits (stages the producers may acquire). A pool is keyed by
+`(credit id, physical stage)`:
+
+* the credit id is the resource, except that a FusedMerge member's `commit` credits its
+  group (the consumer waits on the group);
+* the physical stage is 0 (one fungible pool) unless the resource is *domain
+  interleaved* (some task runs on it in domain-lane mode): then each stage has its own
+  pool and an op's stage is `(lane_offset + occurrence * advance) % S`.
+
+`commit` adds a full credit, `wait` takes one (blocked while none), `release` adds an
+empty credit, `acquire` takes one (blocked while none). With N participants on one
+side of a barrier, a credit moves only on every N-th event (they share a barrier round);
+the event total modulo N is part of the state. Group ops: a Fork group `commit` credits
+every member, a Merge/FusedMerge group `release` credits every member.
+
+The two simulators count participants differently (a reference quirk kept on purpose):
+the schedule table counts tasks that actually perform the op, the exhaustive checker
+counts tasks listing the resource in `dst_resources` (producer ops) or `src_resources`
+(consumer ops).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from ..enums import PipelineGroupMode, ScheduleStage
+from ..model.values import UNKNOWN, is_static_int
+
+__all__ = [
+    "FULL", "EMPTY", "Pool", "Move", "StepCredit", "CreditModel", "Unknown",
+    "tracked", "strides", "lane_info", "ROLE",
+]
+
+FULL, EMPTY = "full", "empty"
+Acq, Cmt, Wai, Rel = (ScheduleStage.ProducerAcquire, ScheduleStage.ProducerCommit,
+                      ScheduleStage.ConsumerWait, ScheduleStage.ConsumerRelease)
+# stage -> (role index in interleave_strides, pool kind, delta, blocking)
+ROLE = {Acq: (0, EMPTY, -1, True), Cmt: (1, FULL, +1, False),
+        Wai: (2, FULL, -1, True), Rel: (3, EMPTY, +1, False)}
+PRODUCER_OPS = (Acq, Cmt)
+
+
+class Unknown(Exception):
+    """A value the model needs is UNKNOWN: the check must stay silent."""
+
+
+@dataclass
+class Pool:
+    index: int
+    credit_id: int
+    phys: int
+    kind: str
+    initial: int
+    name: str
+
+    def label(self, interleaved: bool = False) -> str:
+        what = "commit (full)" if self.kind == FULL else "release (empty)"
+        return f"{what} credit of '{self.name}'" + (f" stage {self.phys}" if interleaved else "")
+
+
+@dataclass(frozen=True)
+class Move:
+    pool: int
+    delta: int
+    counter: int      # index into the event-total vector, -1 when n == 1
+    n: int            # participants sharing one barrier round
+
+
+@dataclass(frozen=True)
+class StepCredit:
+    block_pool: int = -1      # pool that must hold a credit for the step to run
+    moves: tuple = ()         # (Move, ...)
+
+    @property
+    def is_credit(self) -> bool:
+        return bool(self.moves)
+
+
+NO_CREDIT = StepCredit()
+
+
+def tracked(res) -> bool:
+    """Pipelined, not a WorkQueue, not a group: owns credit pools (groups: see FusedMerge)."""
+    return res is not None and res.pipeline is not None and not res.is_work_queue and not res.is_group
+
+
+def strides(res) -> tuple:
+    s = res.pipeline.interleave_strides if res.pipeline is not None else (1, 1, 1, 1)
+    if is_static_int(s):
+        s = (s,) * 4
+    if not isinstance(s, tuple) or len(s) != 4 or not all(is_static_int(x) for x in s):
+        raise Unknown(f"interleave stride of '{res.label}' is unknown")
+    return s
+
+
+def lane_info(task, res, role: int) -> Tuple[bool, int, int]:
+    """(domain_lane, lane, stride) of `task` for one role on `res` (model.md §5.4).
+
+    Warp-lane tasks (num_warps == stride) report lane 0; a stride of 1 is dense.
+    """
+    k = strides(res)[role]
+    if k <= 1:
+        return False, 0, 1
+    nw = task.num_warps
+    if not is_static_int(nw):
+        raise Unknown(f"num_warps of task '{task.name}' is unknown")
+    if nw == k:
+        return False, 0, k
+    low = task.lowered
+    start = low.domain_start if low is not None else 0
+    step = low.domain_step if low is not None else 1
+    if start is UNKNOWN or step is UNKNOWN:
+        raise Unknown(f"domain of task '{task.name}' is unknown")
+    if is_static_int(step) and step == k and is_static_int(start):
+        return True, start % k, k
+    return False, 0, k
+
+
+def _num_stages(res) -> int:
+    s = res.pipeline.num_stages
+    if not is_static_int(s) or s <= 0:
+        raise Unknown(f"num_stages of '{res.label}' is unknown")
+    return s
+
+
+class CreditModel:
+    """Pools, initial credits and the credit effect of every step of every task.
+
+    `task_steps[i]` is task i's flat list of steps (objects with `.resource`, `.stage`
+    and `.entry`). `mode` is "checker" or "table" (participant counting).
+    Raises `Unknown` when a needed value is unknown.
+    """
+
+    def __init__(self, kernel, task_steps: Sequence[Sequence], mode: str = "checker"):
+        self.kernel = kernel
+        self.mode = mode
+        self.pools: List[Pool] = []
+        self._pool_index: Dict[tuple, int] = {}
+        self.counters: List[tuple] = []          # (pool, stage)
+        self._counter_index: Dict[tuple, int] = {}
+        self.interleaved: Dict[int, bool] = {}
+        res = kernel.resources
+        tasks = kernel.tasks
+        # --- which resources are domain interleaved
+        self._lanes: Dict[tuple, tuple] = {}     # (task idx, rid, role) -> lane info
+        for ti, t in enumerate(tasks):
+            for rid in set(t.src) | set(t.dst):
+                r = res.get(rid)
+                if not tracked(r):
+                    continue
+                roles = ([0, 1] if rid in t.dst else []) + ([2, 3] if rid in t.src else [])
+                for role in roles:
+                    info = lane_info(t, r, role)
+                    self._lanes[(ti, rid, role)] = info
+                    if info[0]:
+                        self.interleaved[rid] = True
+        # --- pools
+        for rid, r in res.items():
+            if tracked(r):
+                S = _num_stages(r)
+                if self.interleaved.get(rid):
+                    for k in range(S):
+                        self._pool(rid, k, FULL, 0)
+                        self._pool(rid, k, EMPTY, 1)
+                else:
+                    self._pool(rid, 0, FULL, 0)
+                    self._pool(rid, 0, EMPTY, S)
+            elif r.is_group and r.group_mode is PipelineGroupMode.FusedMerge:
+                self._pool(rid, 0, FULL, 0)
+        # --- participants
+        self._performers: Dict[tuple, set] = {}
+        for ti, steps in enumerate(task_steps):
+            for s in steps:
+                if s.stage in ROLE:
+                    self._performers.setdefault((s.resource, s.stage), set()).add(ti)
+        # --- per-step effects
+        self.effects: List[List[StepCredit]] = []
+        for ti, steps in enumerate(task_steps):
+            occ: Dict[tuple, int] = {}
+            eff = []
+            for s in steps:
+                eff.append(self._effect(ti, s, occ))
+            self.effects.append(eff)
+
+    # ------------------------------------------------------------------ helpers
+    def _pool(self, cid, phys, kind, initial) -> int:
+        key = (cid, phys, kind)
+        idx = self._pool_index.get(key)
+        if idx is None:
+            idx = len(self.pools)
+            r = self.kernel.resources.get(cid)
+            self.pools.append(Pool(idx, cid, phys, kind, initial, r.label if r else str(cid)))
+            self._pool_index[key] = idx
+        return idx
+
+    def pool(self, cid, phys, kind) -> Optional[int]:
+        return self._pool_index.get((cid, phys, kind))
+
+    def _counter(self, pool: int, stage) -> int:
+        key = (pool, stage)
+        idx = self._counter_index.get(key)
+        if idx is None:
+            idx = len(self.counters)
+            self.counters.append(key)
+            self._counter_index[key] = idx
+        return idx
+
+    def initial_credits(self) -> tuple:
+        return tuple(p.initial for p in self.pools)
+
+    def _participants(self, rid: int, stage) -> int:
+        """N for events of `stage` on resource `rid` (domain-lane tasks count as one)."""
+        tasks = self.kernel.tasks
+        role = ROLE[stage][0]
+        if self.mode == "table":
+            who = self._performers.get((rid, stage), set())
+        elif stage in PRODUCER_OPS:
+            who = {i for i, t in enumerate(tasks) if rid in t.dst}
+        else:
+            who = {i for i, t in enumerate(tasks) if rid in t.src}
+        dense = sum(1 for i in who if not self._lanes.get((i, rid, role), (False,))[0])
+        lanes = any(self._lanes.get((i, rid, role), (False,))[0] for i in who)
+        return max(1, dense + (1 if lanes else 0))
+
+    def _phys(self, ti: int, rid: int, stage, occ: int) -> int:
+        if not self.interleaved.get(rid):
+            return 0
+        S = self.kernel.resources[rid].pipeline.num_stages
+        role = ROLE[stage][0]
+        domain, lane, k = self._lanes.get((ti, rid, role), (False, 0, 1))
+        if domain:
+            return (lane + occ * k) % S
+        return occ % S
+
+    def _move(self, pool: int, stage, delta: int, n: int) -> Move:
+        return Move(pool, delta, self._counter(pool, stage) if n > 1 else -1, n)
+
+    def _effect(self, ti: int, step, occ: dict) -> StepCredit:
+        stage = step.stage
+        if stage not in ROLE:
+            return NO_CREDIT
+        res = self.kernel.resources
+        r = res.get(step.resource)
+        if r is None or r.is_work_queue:
+            return NO_CREDIT
+        _, kind, delta, blocking = ROLE[stage]
+        o = occ.get((step.resource, stage), 0)
+        occ[(step.resource, stage)] = o + 1
+        if r.is_group:
+            mode = r.group_mode
+            if mode is PipelineGroupMode.Fork and stage is Cmt:
+                targets = r.members
+            elif mode in (PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge) and stage is Rel:
+                targets = r.members
+            elif mode is PipelineGroupMode.FusedMerge and stage is Wai:
+                p = self.pool(r.rid, 0, FULL)
+                n = 1 if self.mode == "checker" else max(1, len(self._performers.get((r.rid, stage), ())))
+                return StepCredit(p, (self._move(p, stage, -1, n),))
+            else:
+                return NO_CREDIT
+            moves = []
+            for m in targets:
+                mr = res.get(m)
+                if not tracked(mr):
+                    continue
+                p = self.pool(m, self._phys(ti, m, stage, o), kind)
+                if self.mode == "table":
+                    n = max(1, len(self._performers.get((r.rid, stage), ())))
+                else:
+                    n = self._participants(m, stage)
+                moves.append(self._move(p, stage, delta, n))
+            return StepCredit(-1, tuple(moves)) if moves else NO_CREDIT
+        if not tracked(r):
+            return NO_CREDIT
+        grp = res.get(r.group) if r.group is not None else None
+        if grp is not None and grp.group_mode is PipelineGroupMode.FusedMerge and stage is Cmt:
+            p = self.pool(grp.rid, 0, FULL)
+            return StepCredit(-1, (self._move(p, stage, +1, max(1, len(grp.members))),))
+        p = self.pool(r.rid, self._phys(ti, r.rid, stage, o), kind)
+        mv = self._move(p, stage, delta, self._participants(r.rid, stage))
+        return StepCredit(p if blocking else -1, (mv,))
+
+
+def apply_moves(credits: list, totals: list, moves) -> None:
+    """Applies one step's credit moves in place (N-participant rounds)."""
+    for mv in moves:
+        if mv.n == 1:
+            credits[mv.pool] += mv.delta
+        else:
+            t = (totals[mv.counter] + 1) % mv.n
+            totals[mv.counter] = t
+            if t == 0:
+                credits[mv.pool] += mv.delta

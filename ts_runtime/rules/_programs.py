@@ -1,0 +1,80 @@
+"""Program templates for rule examples (whole TS programs, importing only ts_runtime).
+
+Each template renders a complete, runnable program; examples substitute the part their
+rule is about. The rendered text is what the tests run through the DSL, ts-lint and the
+reference, and what docs/rules.md shows.
+"""
+from __future__ import annotations
+
+import textwrap
+
+_HEADER = '''\
+from dataclasses import dataclass
+
+from ts_runtime import (
+    Every, consumer_work, domain_loop, producer_work, schedule, when_false, when_true,
+)
+from ts_runtime.enums import FIRST_ITER, LAST_ITER
+from ts_runtime.resources import MemoryResource, TaskLocalVariable
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+
+
+@dataclass(kw_only=True)
+class Src(MemoryResource):
+    item: object = TaskLocalVariable.uninitialized()
+    flag: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.item = TaskLocalVariable(dtype=int, default=0)
+        self.flag = TaskLocalVariable(dtype=bool, default=False)
+
+    @consumer_work(returns=item)
+    def get_item(self, stage_info):
+        return stage_info.loop_offset
+
+    @consumer_work(returns=flag)
+    def get_flag(self, stage_info):
+        return True
+
+
+@dataclass(kw_only=True)
+class Dst(MemoryResource):
+    @producer_work
+    def set_item(self, stage_info, data):
+        pass
+
+    @producer_work
+    def fill(self, stage_info):
+        pass
+'''
+
+_BUILD = '''
+
+def build():
+    src, dst = Src(name="src"), Dst(name="dst")
+
+    @schedule
+    def copy(src, dst):
+{body}
+
+    task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                schedule=copy(src, dst))
+    return TaskManager(tasks=[task], resource_dependency_graph={{dst: [src]}}, verbose=False)
+'''
+
+COPY_BODY = '''\
+with domain_loop(0, 8, 1):
+    v = src.get_item()
+    dst.set_item(data=v)
+'''
+
+
+def copy_program(body: str = COPY_BODY, extra: str = "") -> str:
+    """One task copying Src -> Dst; `body` is the schedule body (unindented)."""
+    return _HEADER + extra + _BUILD.format(body=textwrap.indent(textwrap.dedent(body), " " * 8))
+
+
+def custom_program(build: str, extra: str = "") -> str:
+    """Src/Dst classes plus `extra` definitions and a hand-written `build()`."""
+    return _HEADER + extra + "\n\n" + textwrap.dedent(build)
