@@ -1,0 +1,135 @@
+"""Canonical, hashable states of the exhaustive checker.
+
+A state is one flat tuple
+
+    (cursor_0, ..., cursor_{T-1},          one per task: index of its next step
+     credit_0, ..., credit_{P-1},          one per credit pool (credits.py)
+     total_0, ..., total_{K-1},            event totals modulo N of N-participant rounds
+     pdl_done,                             1 once any PdlWaitBarrier.wait_griddep ran
+     held)                                 sorted tuple of held entries
+
+so equal states are equal tuples. Unlike the reference, which remembers only the cursor
+vector, the visited set keys on the whole tuple: credits, round totals, held accesses
+and the PDL flag are not functions of the cursors in general (several producers or
+consumers on one resource, DMA reads that outlive their release, N-participant rounds).
+
+A held entry records an access to an aliased resource that is in flight:
+
+    (resource, slot, access, task, tag_resource, tag_round, entry_index)
+
+`slot` is the pipeline stage (-1 = unpipelined, overlaps every stage); `access` is one
+of PROD_HELD (acquired, not yet written), PROD (written), PROD_C (write phase of a
+consumer call on an unpipelined resource), CONS_HELD (waited, not yet read) and CONS
+(read). `tag_resource`/`tag_round` mark a DMA-consumer read that a completion wait on
+`tag_resource` (its `tag_round`-th wait) retires; -1/0 when untagged.
+"""
+from __future__ import annotations
+
+from typing import List, Tuple
+
+__all__ = [
+    "PROD_HELD", "PROD", "PROD_C", "CONS_HELD", "CONS", "ACCESS_NAMES", "WRITES",
+    "side_of", "Layout", "apply_held",
+]
+
+PROD_HELD, PROD, PROD_C, CONS_HELD, CONS = 0, 1, 2, 3, 4
+ACCESS_NAMES = {PROD_HELD: "prod_held", PROD: "prod", PROD_C: "prod", CONS_HELD: "cons_held", CONS: "cons"}
+WRITES = frozenset({PROD, PROD_C})
+PRODUCER_SIDE = frozenset({PROD_HELD, PROD})
+
+
+def side_of(access: int) -> str:
+    """Which allocation role map an access uses (producer or consumer requirements)."""
+    return "producer" if access in PRODUCER_SIDE else "consumer"
+
+
+class Layout:
+    """Offsets of the parts of a state tuple."""
+
+    __slots__ = ("tasks", "pools", "counters", "credit_off", "total_off", "pdl_idx", "held_idx")
+
+    def __init__(self, tasks: int, pools: int, counters: int):
+        self.tasks = tasks
+        self.pools = pools
+        self.counters = counters
+        self.credit_off = tasks
+        self.total_off = tasks + pools
+        self.pdl_idx = tasks + pools + counters
+        self.held_idx = self.pdl_idx + 1
+
+    def initial(self, credits, pdl_done: bool) -> tuple:
+        return tuple([0] * self.tasks) + tuple(credits) + (0,) * self.counters + (int(pdl_done), ())
+
+    def cursors(self, s) -> tuple:
+        return s[:self.tasks]
+
+    def credits(self, s) -> tuple:
+        return s[self.credit_off:self.total_off]
+
+    def totals(self, s) -> tuple:
+        return s[self.total_off:self.pdl_idx]
+
+    def pdl_done(self, s) -> bool:
+        return bool(s[self.pdl_idx])
+
+    def held(self, s) -> tuple:
+        return s[self.held_idx]
+
+
+# ----------------------------------------------------------------------------- held
+# Micro-actions compiled per step (program.py); applied in order by apply_held.
+ACQ, PWORK, WAIT, CWORK, REL, UWORK, TAG, CLEAR = range(8)
+
+
+def apply_held(held: tuple, actions: tuple, task: int, eidx: int) -> tuple:
+    """New held tuple after `task` runs a step whose compiled micro-actions are `actions`."""
+    hs: List[tuple] = list(held)
+    for act in actions:
+        kind = act[0]
+        if kind == ACQ:
+            _, r, slot, dma = act
+            if dma:   # the next acquire of a slot retires the DMA reads of that slot
+                hs = [e for e in hs if not (e[0] == r and e[1] == slot and e[2] >= CONS_HELD)]
+            hs.append((r, slot, PROD_HELD, task, -1, 0, eidx))
+        elif kind == PWORK:
+            _, r, slot = act
+            for k, e in enumerate(hs):
+                if e[0] == r and e[1] == slot and e[3] == task and e[2] == PROD_HELD:
+                    hs[k] = (r, slot, PROD, task, -1, 0, eidx)
+                    break
+            else:
+                if not any(e[0] == r and e[1] == slot and e[3] == task and e[2] == PROD for e in hs):
+                    hs.append((r, slot, PROD, task, -1, 0, eidx))
+        elif kind == WAIT:
+            _, r, slot = act
+            # the full barrier completed: the producers' writes of this slot are published
+            hs = [e for e in hs if not (e[0] == r and e[1] == slot and e[2] <= PROD)]
+            if not any(e[0] == r and e[1] == slot and e[3] == task and e[2] >= CONS_HELD for e in hs):
+                hs.append((r, slot, CONS_HELD, task, -1, 0, eidx))
+        elif kind == CWORK:
+            _, r, slot = act
+            for k, e in enumerate(hs):
+                if e[0] == r and e[1] == slot and e[3] == task and e[2] == CONS_HELD:
+                    hs[k] = (r, slot, CONS, task, e[4], e[5], eidx)
+                    break
+            else:
+                if not any(e[0] == r and e[1] == slot and e[3] == task and e[2] == CONS for e in hs):
+                    hs.append((r, slot, CONS, task, -1, 0, eidx))
+        elif kind == REL:
+            _, r, slot = act
+            hs = [e for e in hs if not (e[0] == r and e[1] == slot and e[3] == task and e[2] >= CONS_HELD)]
+        elif kind == UWORK:
+            _, r, access, end = act
+            hs = [e for e in hs if not (e[0] == r and e[1] == -1 and e[3] == task)]
+            if not end:
+                hs.append((r, -1, access, task, -1, 0, eidx))
+        elif kind == TAG:
+            _, rr, rnd, sources = act
+            for k, e in enumerate(hs):
+                if e[3] == task and e[0] in sources and e[2] >= CONS_HELD and e[4] == -1:
+                    hs[k] = e[:4] + (rr, rnd) + e[6:]
+        elif kind == CLEAR:
+            _, rr, rnd = act
+            hs = [e for e in hs if not (e[4] == rr and e[5] <= rnd)]
+    hs.sort()
+    return tuple(hs)
