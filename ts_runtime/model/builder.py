@@ -180,11 +180,13 @@ class ScheduleBuilder:
         return self._push("domain_loop", node, range)
 
     def work_tile_loop(self, wq: Any, skip_if: Optional[SkipIf], range: SourceRange) -> Scope:
-        self._check_after_wtl(range)
-        if len(self.stack) > 1:
-            self.report("TS114", "work_tile_loop() must be a top-level block of the schedule", range)
+        top_level = len(self.stack) == 1
         if self.n_work_tile_loops >= 1:
             self.report("TS115", "at most one work_tile_loop() is allowed per schedule", range)
+        elif not top_level:
+            self.report("TS114", "work_tile_loop() must be a top-level block of the schedule", range)
+        else:
+            self._check_after_wtl(range)
         self.n_work_tile_loops += 1
         wq_rid = None
         if isinstance(wq, ParamRef) and self._res(wq.resource).is_work_queue:
@@ -192,7 +194,7 @@ class ScheduleBuilder:
         elif wq is not UNKNOWN:
             self.report("TS512", "work_tile_loop() requires a traced WorkQueue resource argument", range)
         # earlier nodes must be auxiliary work or steps on is_barrier resources
-        for node in self.model.body:
+        for node in (self.model.body if top_level and self.n_work_tile_loops == 1 else ()):
             if isinstance(node, Step):
                 if not (node.stage.is_aux or self._res(node.resource).is_barrier):
                     self.report("TS116", f"{node.stage.value} on '{self._res(node.resource).label}' is not "
@@ -344,8 +346,7 @@ class ScheduleBuilder:
                 self.report("TS218", f"{attr}() on grouped member '{res.label}' must be emitted on the "
                             f"group itself (`{grp.name or 'group'}.{attr}()`)", range)
         # placement
-        in_wtl = self._inside("work_tile_loop") is not None
-        if self.wtl_closed and not in_wtl and not (stage.is_aux or res.is_barrier):
+        if self.wtl_closed and len(self.stack) == 1 and not (stage.is_aux or res.is_barrier):
             self.report("TS118", f"{stage.value} on '{res.label}' is not allowed outside work_tile_loop(); "
                         "only auxiliary work and barrier resources may follow it", range)
         if res.is_work_queue and self._inside("skippable") is not None:

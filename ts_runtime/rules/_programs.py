@@ -78,3 +78,82 @@ def copy_program(body: str = COPY_BODY, extra: str = "") -> str:
 def custom_program(build: str, extra: str = "") -> str:
     """Src/Dst classes plus `extra` definitions and a hand-written `build()`."""
     return _HEADER + extra + "\n\n" + textwrap.dedent(build)
+
+_PERSISTENT_EXTRA = '''
+
+from ts_runtime import work_tile_loop
+from ts_runtime.resources import TileSchedulerConfig, WorkQueue
+
+
+@dataclass(kw_only=True, init=False)
+class Queue(WorkQueue):
+    def skip_work_tile_if(self, work_tile):
+        return False
+'''
+
+_PERSISTENT_BUILD = '''
+
+def build():
+    src, dst = Src(name="src"), Dst(name="dst")
+    wq = Queue(name="wq", tile_scheduler_config=(
+        TileSchedulerConfig.create_static_persistent_tile_scheduler_params(None)))
+
+    @schedule
+    def copy(src, dst, wq):
+{body}
+
+    task = Task(name="Copy", src_resources=[src, wq], dst_resources=[dst], warp_idx=0, num_warps=1,
+                schedule=copy(src, dst, wq))
+    return TaskManager(tasks=[task], resource_dependency_graph={{dst: [src, wq]}}, verbose=False)
+'''
+
+PERSISTENT_BODY = '''\
+with work_tile_loop(wq, skip_if=Queue.skip_work_tile_if) as tiles:
+    with tiles.skippable(), domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    wq.try_wait()
+    wq.wait()
+    wq.get_and_advance_work_tile()
+    wq.release()
+'''
+
+
+def persistent_program(body: str = PERSISTENT_BODY) -> str:
+    """One persistent task (static WorkQueue `wq`, Queue.skip_work_tile_if) copying Src -> Dst."""
+    return (_HEADER + _PERSISTENT_EXTRA
+            + _PERSISTENT_BUILD.format(body=textwrap.indent(textwrap.dedent(body), " " * 8)))
+
+
+_DYNAMIC_EXTRA = '''
+
+class VarlenTask(Task):
+    def get_domain(self, work_tile_coord):
+        return 4
+
+    def get_rows(self, work_tile_coord):
+        return 4
+
+    def bad_domain(self):
+        return 4
+'''
+
+_DYNAMIC_BUILD = '''
+
+def build():
+    src, dst = Src(name="src"), Dst(name="dst")
+
+    @schedule
+    def copy(src, dst):
+{body}
+
+    task = VarlenTask(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0,
+                      num_warps=1, schedule=copy(src, dst))
+    return TaskManager(tasks=[task], resource_dependency_graph={{dst: [src]}}, verbose=False)
+'''
+
+
+def dynamic_program(body: str) -> str:
+    """A VarlenTask (Task subclass with get_domain) copying Src -> Dst."""
+    return (_HEADER + _DYNAMIC_EXTRA
+            + _DYNAMIC_BUILD.format(body=textwrap.indent(textwrap.dedent(body), " " * 8)))

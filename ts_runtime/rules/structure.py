@@ -699,3 +699,122 @@ _examples("TS133", [copy_program('''
         v = src.get_item()
         dst.set_item(data=v)  # expect: TS133
     ''')])
+
+from ._programs import PERSISTENT_BODY, dynamic_program, persistent_program  # noqa: E402
+
+_DYN_VALID = dynamic_program('''
+    with domain_loop(0, VarlenTask.get_domain, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')
+_examples("TS105", [_DYN_VALID], [dynamic_program('''
+    helper = VarlenTask.__new__(VarlenTask)
+    with domain_loop(0, helper.get_domain, 1):  # expect: TS105
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS106", [_DYN_VALID], [dynamic_program('''
+    with domain_loop(0, VarlenTask.bad_domain, 1):  # expect: TS106
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS109", [_DYN_VALID], [dynamic_program('''
+    with domain_loop(VarlenTask.get_domain, 8, 1):  # expect: TS109
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS111", [_DYN_VALID], [dynamic_program('''
+    with domain_loop(0, VarlenTask.get_rows, 1):  # expect: TS111
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_P_VALID = persistent_program()
+_examples("TS114", [_P_VALID], [persistent_program('''
+    with domain_loop(0, 8, 1):
+        with work_tile_loop(wq):  # expect: TS114
+            v = src.get_item()
+            dst.set_item(data=v)
+    ''')])
+_examples("TS115", [_P_VALID], [persistent_program('''
+    with work_tile_loop(wq):
+        with domain_loop(0, 8, 1):
+            v = src.get_item()
+            dst.set_item(data=v)
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+    with work_tile_loop(wq):  # expect: TS115
+        pass
+    ''')])
+_examples("TS116", [_P_VALID], [persistent_program('''
+    dst.fill()  # expect: TS116
+    with work_tile_loop(wq):
+        with domain_loop(0, 8, 1):
+            v = src.get_item()
+            dst.set_item(data=v)
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+    ''')])
+_examples("TS117", [_P_VALID], [persistent_program('''
+    with work_tile_loop(wq):
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+    with domain_loop(0, 8, 1):  # expect: TS117
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')])
+_examples("TS118", [_P_VALID], [persistent_program(PERSISTENT_BODY + '''\
+dst.fill()  # expect: TS118
+''')])
+_examples("TS120", [_P_VALID], [persistent_program('''
+    with work_tile_loop(wq) as tiles:
+        with tiles.skippable(), domain_loop(0, 8, 1):  # expect: TS120
+            v = src.get_item()
+            dst.set_item(data=v)
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+    ''')])
+_examples("TS121", [_P_VALID], [persistent_program('''
+    with work_tile_loop(wq, skip_if=Queue.skip_work_tile_if) as tiles:
+        with tiles.skippable():
+            with tiles.skippable(), domain_loop(0, 8, 1):  # expect: TS121
+                v = src.get_item()
+                dst.set_item(data=v)
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+    ''')])
+_examples("TS122", [_P_VALID], [persistent_program('''
+    with work_tile_loop(wq, skip_if=Queue.skip_work_tile_if) as tiles:
+        with domain_loop(0, 8, 1):  # expect: TS122
+            v = src.get_item()
+            dst.set_item(data=v)
+        wq.try_wait()
+        wq.wait()
+        wq.get_and_advance_work_tile()
+        wq.release()
+    ''')])
+_examples("TS119", [_VALID], [copy_program('''
+    loop = domain_loop(0, 8, 1)
+    loop.__enter__()
+    v = src.get_item()
+    dst.set_item(data=v)
+    first = when_true(FIRST_ITER)
+    first.__enter__()
+    loop.__exit__(None, None, None)  # expect: TS119
+    ''')])
+_examples("TS112", [_VALID], [custom_program('''
+    def build():
+        src, dst = Src(name="src"), Dst(name="dst")
+        task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                    schedule=None)  # expect: TS112
+        return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
+    ''')])
