@@ -18,13 +18,13 @@ class PipelineGroup(MemoryResource):
     mode: PipelineGroupMode = PipelineGroupMode.Merge
 
     def __post_init__(self):
-        from .model.group_checks import derive_group_config
+        from .model.group_checks import check_membership, derive_group_config
         from .tracing import pipeline_model
         self.is_barrier = True
-        for m in self.members:
-            if getattr(m, "pipeline_group", None) is not None and m.pipeline_group is not self:
-                raise_finding("TS461", ValueError, f"resource '{m.name}' already belongs to a PipelineGroup",
-                              self._ts_range)
+        owners = [getattr(m, "pipeline_group", None) for m in self.members]
+        for code, exc, msg in check_membership(
+                [(m.name, id(m), None if g is None or g is self else id(g)) for m, g in zip(self.members, owners)]):
+            raise_finding(code, exc, msg, self._ts_range)
         explicit = pipeline_model(self.pipeline_config) if self.pipeline_config is not None else None
         merged, findings = derive_group_config(
             self.name, self.mode,

@@ -229,9 +229,9 @@ class PipelineConfig:
         rng = getattr(self, "_ts_range", None) or caller_range()
         object.__setattr__(self, "_ts_range", rng)
         from .tracing import pipeline_model
-        from .model.config_checks import check_pipeline_config
-        for code, exc, msg in check_pipeline_config(pipeline_model(self)):
-            raise_finding(code, exc, msg, rng)
+        from .model.config_checks import check_pipeline_config_at
+        for code, exc, msg, at in check_pipeline_config_at(pipeline_model(self)):
+            raise_finding(code, exc, msg, at)
 
     # interleave accessors
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, Optional
 
-from .diagnostics import Diagnostic, ScheduleValidationError, Severity, warn_finding
+from .diagnostics import Diagnostic, ScheduleValidationError, Severity, raise_finding, warn_finding
 from .locate import call_arguments, dict_entries
 from .model.kernel import GraphEdge, KernelModel, ManagerOptions
 from .rules.registry import get as get_rule, make_diagnostic
@@ -114,40 +114,33 @@ class TaskManager:
 
     def print_and_verify(self):
         diags = self.validate()
+        if self.skip_validation:   # TS901: shared with ts-lint
+            from .rules.other import apply_skip_validation
+            diags = apply_skip_validation(self.kernel, diags)
         self.diagnostics = diags
         if self.verbose:
             from .printout import print_report
             print_report(self.kernel, diags)
-        errors, rest = [], []
+        errors = [d for d in diags if d.severity is Severity.ERROR]
         for d in diags:
-            if d.severity is Severity.ERROR:
-                rule = get_rule(d.code)
-                never = rule is not None and rule.reference_exception in _NEVER_DOWNGRADED
-                if self.skip_validation and not never:
-                    rest.append(d)
-                    continue
-                errors.append(d)
-            else:
-                rest.append(d)
-        for d in rest:
-            if d.severity is Severity.ERROR:   # downgraded by skip_validation (TS901)
-                d = Diagnostic(d.code, d.name, Severity.WARNING, f"TS validation ({d.name}): {d.message}",
-                               d.range, d.related, d.fix, d.trace)
-            warn_finding(d)
+            if d.severity is not Severity.ERROR:
+                warn_finding(d)
         if errors:
             raise ScheduleValidationError(errors)
 
     # ------------------------------------------------------------------ kernel time
     def setup_resources_and_tasks(self):
         if self._setup_done:
-            raise AssertionError("TS902: setup_resources_and_tasks() must be called exactly once")
+            raise_finding("TS902", AssertionError, "setup_resources_and_tasks must be called exactly once",
+                          caller_range())
         from .codegen.runtime import setup_resources_and_tasks
         setup_resources_and_tasks(self)
         self._setup_done = True
 
     def run(self):
         if not self._setup_done:
-            raise AssertionError("TS903: setup_resources_and_tasks() must be called before run()")
+            raise_finding("TS903", AssertionError, "setup_resources_and_tasks must be called before run",
+                          caller_range())
         from .codegen.runtime import run_tasks
         run_tasks(self)
 

@@ -1,6 +1,11 @@
 """PipelineGroup construction checks and merged-config derivation (TS460-TS471).
 
 Shared by `PipelineGroup.__post_init__` and ts-lint. Works on PipelineModels.
+
+Two paths, as in the reference: without an explicit group `pipeline_config` the members'
+configs are checked for compatibility and merged (TS463-TS469); with one, only the
+explicit config is validated against the members (TS471). TS460, TS462, TS465 and
+TS470 apply to both.
 """
 from __future__ import annotations
 
@@ -9,8 +14,40 @@ import dataclasses
 from ..enums import PipelineGroupMode, PipelineType
 from .values import UNKNOWN, is_static_int
 
-_ALLOWED = {PipelineType.AsyncAsync, PipelineType.TmaAsync, PipelineType.TmaUmma,
-            PipelineType.UmmaAsync, PipelineType.AsyncUmma, PipelineType.UmmaUmma}
+_ALLOWED = (PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.TmaAsync,
+            PipelineType.TmaUmma, PipelineType.UmmaAsync, PipelineType.UmmaUmma)
+_ALLOWED_NAMES = ", ".join(t.value for t in _ALLOWED)
+
+# the side(s) each mode collapses onto one shared barrier
+COLLAPSED_SIGNALING = {
+    PipelineGroupMode.Merge: ("consumer_signaling_threads",),
+    PipelineGroupMode.Fork: ("producer_signaling_threads",),
+    PipelineGroupMode.FusedMerge: ("producer_signaling_threads", "consumer_signaling_threads",
+                                   "consumer_wait_signaling_threads"),
+}
+
+
+def check_membership(members):
+    """TS461: members = [(member name, identity key, key of the group it already belongs
+    to, or None)]. A resource can belong to one group only (listing it twice counts)."""
+    seen = set()
+    for mname, key, owner in members:
+        if owner is not None or key in seen:
+            yield ("TS461", ValueError, f"Member '{mname}' already belongs to a PipelineGroup")
+        seen.add(key)
+
+
+def _known(values):
+    return [v for v in values if v is not UNKNOWN]
+
+
+def _effective_wait(c):
+    w = c.consumer_wait_signaling_threads
+    return c.consumer_signaling_threads if w is None else w
+
+
+def _sig(v):
+    return getattr(v, "name", None) or repr(v)
 
 
 def derive_group_config(name: str, mode, members: list, explicit=None):
@@ -18,9 +55,9 @@ def derive_group_config(name: str, mode, members: list, explicit=None):
 
     findings: (code, exception type, message).
     """
-    findings = []
     if not members:
         return None, [("TS460", ValueError, f"PipelineGroup '{name}' requires at least one member")]
+    findings = []
     cfgs = []
     for mname, cfg in members:
         if cfg is None:
@@ -31,75 +68,122 @@ def derive_group_config(name: str, mode, members: list, explicit=None):
         return None, findings
     for mname, c in cfgs:
         if c.pipeline_type is not UNKNOWN and c.pipeline_type not in _ALLOWED:
-            findings.append(("TS465", ValueError, f"PipelineGroup only supports AsyncAsync, TmaAsync, TmaUmma, "
-                             f"UmmaAsync, AsyncUmma, UmmaUmma members; '{mname}' is {c.pipeline_type.value}"))
+            findings.append(("TS465", ValueError, f"PipelineGroup '{name}' only supports {_ALLOWED_NAMES} "
+                             f"members; '{mname}' is {c.pipeline_type.value}"))
+    if explicit is not None and explicit.pipeline_type is not UNKNOWN and explicit.pipeline_type not in _ALLOWED:
+        findings.append(("TS465", ValueError, f"PipelineGroup '{name}' only supports {_ALLOWED_NAMES}; its "
+                         f"explicit pipeline_config is {explicit.pipeline_type.value}"))
     if findings:
         return None, findings
-    first = cfgs[0][1]
+    if explicit is not None:
+        findings = list(_validate_explicit(name, cfgs, explicit))
+        findings += _fused_interleave(name, mode, explicit)
+        return explicit, findings
+    findings = list(_check_compatible(name, mode, cfgs))
+    findings += _fused_interleave(name, mode, cfgs[0][1])
+    if findings:
+        return None, findings
+    return _merge(mode, cfgs), findings
+
+
+def _fused_interleave(name, mode, cfg):
+    """TS470: a FusedMerge group shares one full and one empty barrier: no lanes."""
+    s = cfg.interleave_strides
+    if mode is PipelineGroupMode.FusedMerge and isinstance(s, tuple) and any(is_static_int(x) and x != 1 for x in s):
+        return [("TS470", ValueError, f"FusedMerge group '{name}' cannot use interleaved strides (got {s})")]
+    return []
+
+
+def _check_compatible(name, mode, cfgs):
+    """TS463, TS464, TS466-TS469 on the derived (no explicit config) path."""
     for attr in ("num_stages", "advance_on_wait", "advance_on_acquire", "interleave_strides",
                  "cta_layout_vmnk", "mcast_mode_mn"):
-        vals = {repr(getattr(c, attr)) for _, c in cfgs if getattr(c, attr) is not UNKNOWN}
-        if len(vals) > 1:
-            findings.append(("TS463", ValueError, f"PipelineGroup '{name}' members have mismatched {attr}"))
-    if mode is PipelineGroupMode.FusedMerge and isinstance(first.interleave_strides, tuple) \
-            and any(s != 1 for s in first.interleave_strides if is_static_int(s)):
-        findings.append(("TS470", ValueError, f"FusedMerge group '{name}' cannot use interleaved strides"))
-    collapsed = {PipelineGroupMode.Merge: ("consumer_signaling_threads",),
-                 PipelineGroupMode.Fork: ("producer_signaling_threads",),
-                 PipelineGroupMode.FusedMerge: ("producer_signaling_threads", "consumer_signaling_threads")}
-    for attr in collapsed.get(mode, ()):
-        if len({getattr(c, attr) for _, c in cfgs}) > 1:
-            findings.append(("TS464", ValueError, f"PipelineGroup '{name}' members have mismatched {attr}"))
-    types = [c.pipeline_type for _, c in cfgs if c.pipeline_type is not UNKNOWN]
+        vals = _known(getattr(c, attr) for _, c in cfgs)
+        if len({repr(v) for v in vals}) > 1:
+            shown = " vs ".join(dict.fromkeys(repr(v) for v in vals))
+            yield ("TS463", ValueError, f"PipelineGroup '{name}' members have mismatched {attr}: {shown}")
+    for attr in COLLAPSED_SIGNALING.get(mode, ()):
+        get = _effective_wait if attr == "consumer_wait_signaling_threads" else (lambda c, a=attr: getattr(c, a))
+        vals = _known(get(c) for _, c in cfgs)
+        if len(set(vals)) > 1:
+            label = "effective consumer_wait_signaling_threads" if attr.startswith("consumer_wait") else attr
+            shown = " vs ".join(dict.fromkeys(_sig(v) for v in vals))
+            yield ("TS464", ValueError, f"{mode.value} group '{name}' members have mismatched {label}: {shown}")
+    types = _known(c.pipeline_type for _, c in cfgs)
     pkinds = {t.producer_kind for t in types}
     ckinds = {t.consumer_kind for t in types}
     if len(pkinds) > 1 and len(ckinds) > 1:
-        findings.append(("TS466", ValueError, f"PipelineGroup '{name}' members differ on both producer and consumer sides"))
+        yield ("TS466", ValueError, f"PipelineGroup '{name}' members differ on both producer and consumer sides "
+               f"(producer kinds {sorted(pkinds)}, consumer kinds {sorted(ckinds)}): no merged pipeline_type exists")
     elif len(pkinds) > 1 and mode is PipelineGroupMode.Fork:
-        findings.append(("TS467", ValueError, f"PipelineGroup '{name}': mode Fork contradicts the derived topology "
-                         "(producer kinds differ: Merge or FusedMerge)"))
+        yield ("TS467", ValueError, f"PipelineGroup '{name}': mode=Fork contradicts the topology derived from the "
+               "member types (their producer kinds differ: Merge or FusedMerge)")
     elif len(ckinds) > 1 and mode in (PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge):
-        findings.append(("TS467", ValueError, f"PipelineGroup '{name}': mode {mode.value} contradicts the derived "
-                         "topology (consumer kinds differ: Fork)"))
+        yield ("TS467", ValueError, f"PipelineGroup '{name}': mode={mode.value} contradicts the topology derived "
+               "from the member types (their consumer kinds differ: Fork)")
+    # collapsed-side cooperative-group sizes; when TMA and non-TMA producers are mixed,
+    # the TMA members' counts are transaction-based and only the others are compared
+    tma = [c.pipeline_type.producer_kind == "tma" for _, c in cfgs if c.pipeline_type is not UNKNOWN]
+    mixed_tma = len(set(tma)) > 1
 
-    def sizes(attr, skip_tma):
+    def sizes(attr):
         vals = []
         for _, c in cfgs:
-            if skip_tma and c.pipeline_type is not UNKNOWN and c.pipeline_type.producer_kind == "tma":
+            if mixed_tma and c.pipeline_type is not UNKNOWN and c.pipeline_type.producer_kind == "tma":
                 continue
             vals.append(getattr(c, attr))
-        return {v for v in vals if v is not UNKNOWN}
-    mixed_tma = len({c.pipeline_type.producer_kind == "tma" for _, c in cfgs if c.pipeline_type is not UNKNOWN}) > 1
-    if mode is PipelineGroupMode.Merge and len(sizes("consumer_group_size", mixed_tma)) > 1:
-        findings.append(("TS468", ValueError, f"Merge members of '{name}' have different consumer_group.size"))
-    if mode is PipelineGroupMode.Fork and len(sizes("producer_group_size", mixed_tma)) > 1:
-        findings.append(("TS468", ValueError, f"Non-TMA Fork members of '{name}' have different producer_group.size"))
-    if mode is PipelineGroupMode.Fork and len({c.num_bytes for _, c in cfgs if c.num_bytes is not UNKNOWN}) > 1:
-        findings.append(("TS469", ValueError, f"Fork members of '{name}' must have the same num_bytes"))
-    if findings:
-        return None, findings
-    merged = dataclasses.replace(first)
+        return set(_known(vals))
+    prefix = "Non-TMA " if mixed_tma else ""
+    if mode in (PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge):
+        s = sizes("consumer_group_size")
+        if len(s) > 1:
+            yield ("TS468", ValueError, f"{prefix}Merge members of '{name}' have different consumer_group.size: "
+                   f"{sorted(s, key=repr)}")
+    if mode is PipelineGroupMode.Fork:
+        s = sizes("producer_group_size")
+        if len(s) > 1:
+            yield ("TS468", ValueError, f"{prefix}Fork members of '{name}' have different producer_group.size: "
+                   f"{sorted(s, key=repr)}")
+        b = _known(c.num_bytes for _, c in cfgs)
+        if len(set(b)) > 1:
+            yield ("TS469", ValueError, f"Fork members of '{name}' must have the same num_bytes (one producer loads "
+                   f"the data once), got {b}")
+
+
+def _validate_explicit(name, cfgs, explicit):
+    """TS471: an explicit group config must match its members."""
+    for mname, c in cfgs:
+        if is_static_int(c.num_stages) and is_static_int(explicit.num_stages) and c.num_stages != explicit.num_stages:
+            yield ("TS471", ValueError, f"PipelineGroup '{name}' explicit num_stages ({explicit.num_stages}) differs "
+                   f"from member '{mname}' ({c.num_stages})")
+        if UNKNOWN not in (c.interleave_strides, explicit.interleave_strides) \
+                and c.interleave_strides != explicit.interleave_strides:
+            yield ("TS471", ValueError, f"PipelineGroup '{name}' explicit interleave_strides "
+                   f"({explicit.interleave_strides}) differ from member '{mname}' ({c.interleave_strides})")
+    types = [c.pipeline_type for _, c in cfgs]
+    if UNKNOWN not in types and len(set(types)) == 1 and explicit.pipeline_type is not UNKNOWN \
+            and types[0] is not explicit.pipeline_type:
+        yield ("TS471", ValueError, f"PipelineGroup '{name}' explicit pipeline_type ({explicit.pipeline_type.value}) "
+               f"differs from its members' ({types[0].value})")
     byte_vals = [c.num_bytes for _, c in cfgs]
-    if mode is not PipelineGroupMode.Fork:
-        merged.num_bytes = sum(byte_vals) if all(is_static_int(b) for b in byte_vals) else UNKNOWN
-        ps = [c.producer_group_size for _, c in cfgs]
-        merged.producer_group_size = sum(ps) if all(is_static_int(v) for v in ps) else UNKNOWN
+    if all(is_static_int(b) for b in byte_vals) and is_static_int(explicit.num_bytes) \
+            and sum(byte_vals) != explicit.num_bytes:
+        yield ("TS471", ValueError, f"PipelineGroup '{name}' explicit num_bytes ({explicit.num_bytes}) != sum of "
+               f"member num_bytes ({sum(byte_vals)})")
+
+
+def _merge(mode, cfgs):
+    """The merged config (model.md §5.7): collapsed side equal, other side summed;
+    num_bytes summed (Merge/FusedMerge) or shared (Fork)."""
+    first = cfgs[0][1]
+    merged = dataclasses.replace(first)
+
+    def total(attr):
+        vals = [getattr(c, attr) for _, c in cfgs]
+        return sum(vals) if all(is_static_int(v) for v in vals) else UNKNOWN
+    if mode is PipelineGroupMode.Fork:
+        merged.consumer_group_size = total("consumer_group_size")
     else:
-        cs = [c.consumer_group_size for _, c in cfgs]
-        merged.consumer_group_size = sum(cs) if all(is_static_int(v) for v in cs) else UNKNOWN
-    if explicit is not None:
-        for mname, c in cfgs:
-            if c.num_stages != explicit.num_stages:
-                findings.append(("TS471", ValueError, f"member '{mname}' num_stages differs from the group's "
-                                 "explicit num_stages"))
-            if c.interleave_strides != explicit.interleave_strides:
-                findings.append(("TS471", ValueError, f"member '{mname}' differs from the group's explicit "
-                                 "interleave_strides"))
-        if len(set(types)) == 1 and explicit.pipeline_type is not UNKNOWN and types and types[0] != explicit.pipeline_type:
-            findings.append(("TS471", ValueError, f"group '{name}' explicit pipeline_type differs from its members'"))
-        if all(is_static_int(b) for b in byte_vals) and is_static_int(explicit.num_bytes) \
-                and sum(byte_vals) != explicit.num_bytes:
-            findings.append(("TS471", ValueError, f"group '{name}' explicit num_bytes={explicit.num_bytes} != "
-                             f"sum of member num_bytes {sum(byte_vals)}"))
-        return explicit, findings
-    return merged, findings
+        merged.num_bytes = total("num_bytes")
+        merged.producer_group_size = total("producer_group_size")
+    return merged
