@@ -258,7 +258,8 @@ def path_matches(pattern: str, rel: str, *, prefixes: bool = False) -> bool:
 def _str_list(table: dict, key: str, where: str) -> Tuple[str, ...]:
     value = table[key]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: '{key}' must be a list of strings, got {_tname(value)}")
+        got = repr(value) if isinstance(value, list) else _tname(value)
+        raise ConfigError(f"{where}: '{key}' must be a list of strings, got {got}")
     return tuple(value)
 
 
@@ -302,8 +303,9 @@ def parse_table(table, root: Path, path: Optional[Path], where: str) -> FileConf
                               f"got {_tname(value)}")
         for pattern, codes in value.items():
             if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                got = repr(codes) if isinstance(codes, list) else _tname(codes)
                 raise ConfigError(f"{where}: 'per-file-ignores' entry {pattern!r} must be a "
-                                  f"list of strings, got {_tname(codes)}")
+                                  f"list of strings, got {got}")
             pfi.append((pattern, parse_selectors(codes, f"{where}: 'per-file-ignores' {pattern!r}")))
     explain = _bool(table, "explain-unknown", where) if "explain-unknown" in table else None
     checker = _bool(table, "checker", where) if "checker" in table else None

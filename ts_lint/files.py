@@ -110,6 +110,10 @@ class GitIgnore:
         if folder in self._toplevel:
             return self._toplevel[folder]
         top = None
+        parent_top = self._toplevel.get(folder.parent)
+        if parent_top is not None and not (folder / ".git").exists():
+            self._toplevel[folder] = parent_top  # same work tree as the parent (no git call)
+            return parent_top
         if self.git_ok:
             try:
                 out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder,

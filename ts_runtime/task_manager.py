@@ -123,7 +123,7 @@ class TaskManager:
             print_report(self.kernel, diags)
         errors = [d for d in diags if d.severity is Severity.ERROR]
         for d in diags:
-            if d.severity is not Severity.ERROR:
+            if d.severity is Severity.WARNING:    # info notes are printed (verbose), not warned
                 warn_finding(d)
         if errors:
             raise ScheduleValidationError(errors)

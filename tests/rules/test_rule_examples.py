@@ -32,10 +32,13 @@ def _check(code, kind, src, diags):
 
 @pytest.mark.parametrize("code,kind,i,src", CASES, ids=IDS)
 def test_runtime(code, kind, i, src):
+    if RULES[code].phase == "frontend":
+        pytest.skip("reported by ts-lint only")
     _check(code, kind, src, run_source(src))
 
 
 @pytest.mark.parametrize("code,kind,i,src", CASES, ids=IDS)
 def test_lint(code, kind, i, src):
-    lint = pytest.importorskip("ts_lint.api")
-    _check(code, kind, src, lint.lint_source(src, "program.py"))
+    pytest.importorskip("ts_lint.api")
+    from ts_lint.cli import check_source   # selection + noqa, as the CLI applies them
+    _check(code, kind, src, check_source(src, "program.py").diagnostics)

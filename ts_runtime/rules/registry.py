@@ -68,6 +68,6 @@ def select(diags: Iterable[Diagnostic], select=("TS",), ignore=()) -> list:
     for d in diags:
         sel = max((len(p) for p in select if d.code.startswith(p)), default=-1)
         ign = max((len(p) for p in ignore if d.code.startswith(p)), default=-1)
-        if sel >= 0 and sel >= ign:
+        if sel >= 0 and sel > ign:   # ruff: on a tie the ignore wins
             out.append(d)
     return out
