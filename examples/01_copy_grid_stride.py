@@ -11,8 +11,6 @@ acquire/commit/wait/release brackets.
 (no GPU, no kernel). `copy_kernel` does the same inside a kernel with runtime bounds and
 then runs it; `compile_fake()` compiles it for sm_100a with fake tensors (no GPU).
 """
-from __future__ import annotations
-
 import argparse
 from dataclasses import dataclass
 

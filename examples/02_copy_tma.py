@@ -90,7 +90,7 @@ class SmemTile(MemoryResource):
 
     @consumer_work(returns=value)
     @cute.jit
-    def read_smem(self, stage_info: StageInfo):
+    def read_smem(self, stage_info: StageInfo) -> cutlass.Float16:
         tx, _, _ = cute.arch.thread_idx()
         return self._stage(stage_info)[0, tx]
 
@@ -101,7 +101,7 @@ class OutputGmem(MemoryResource):
 
     @producer_work
     @cute.jit
-    def store(self, stage_info: StageInfo, value) -> None:
+    def store(self, stage_info: StageInfo, value: cutlass.Float16) -> None:
         bx, _, _ = cute.arch.block_idx()
         tx, _, _ = cute.arch.thread_idx()
         self.dst[stage_info.loop_offset, bx * TILE_COLS + tx] = value

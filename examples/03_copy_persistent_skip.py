@@ -18,9 +18,10 @@ import cutlass
 import cutlass.cute as cute
 import cutlass.utils as utils
 
-from ts_runtime import domain_loop, producer_work, schedule, work_tile_loop
+from ts_runtime import producer_work
 from ts_runtime.resources import (MemoryResource, StageInfo, TileSchedulerConfig,
                                   WorkQueue, WorkTileInfo)
+from ts_runtime.schedule_builder import domain_loop, schedule, work_tile_loop
 from ts_runtime.task import Task
 from ts_runtime.task_manager import TaskManager
 

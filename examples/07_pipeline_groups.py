@@ -259,8 +259,8 @@ def build(num_rows: int = 2, num_stages: int = 2, verbose: bool = False) -> Task
 @cute.kernel
 def groups_kernel(a: cute.Tensor, tma_atom_b: cute.CopyAtom, tma_b: cute.Tensor,
                   tma_atom_x: cute.CopyAtom, tma_x: cute.Tensor, c: cute.Tensor,
-                  d: cute.Tensor):
-    tm = make_task_manager(num_rows=a.shape[0], a=a, b=tma_b, tma_b=tma_atom_b, x=tma_x,
+                  d: cute.Tensor, num_rows: cutlass.Int32):
+    tm = make_task_manager(num_rows=num_rows, a=a, b=tma_b, tma_b=tma_atom_b, x=tma_x,
                            tma_x=tma_atom_x, c=c, d=d)
     tm.setup_resources_and_tasks()
     cute.arch.mbarrier_init_fence()
@@ -275,7 +275,9 @@ def groups(a: cute.Tensor, b: cute.Tensor, x: cute.Tensor, c: cute.Tensor, d: cu
     op = cpasync.CopyBulkTensorTileG2SOp()
     tma_atom_b, tma_b = cpasync.make_tiled_tma_atom(op, b, layout, (1, TILE_COLS))
     tma_atom_x, tma_x = cpasync.make_tiled_tma_atom(op, x, layout, (1, TILE_COLS))
-    groups_kernel(a, tma_atom_b, tma_b, tma_atom_x, tma_x, c, d).launch(
+    # A runtime row count: with a compile-time one the in-kernel validation would explore
+    # every interleaving of all rows (see docs/dev/reference-oracle.md).
+    groups_kernel(a, tma_atom_b, tma_b, tma_atom_x, tma_x, c, d, a.shape[0]).launch(
         grid=(a.shape[1] // TILE_COLS, 1, 1), block=(12 * 32, 1, 1), stream=stream)
 
 

@@ -44,7 +44,8 @@ class Verdict:
     """Outcome of one program run under the reference.
 
     ``accepted`` is False iff an exception escaped (module body or entry). ``warnings``
-    holds every warning raised while running, as ``"Category: message"``.
+    holds each distinct warning raised while running, as ``"Category: message"``
+    (deprecation notices of the DSL itself are dropped).
     """
     accepted: bool
     exc_type: Optional[str]
@@ -91,6 +92,7 @@ def reference_python() -> Optional[str]:
 
 
 def reference_available() -> bool:
+    """True when some Python here can import the reference (see `reference_python`)."""
     return reference_python() is not None
 
 
@@ -118,7 +120,10 @@ with warnings.catch_warnings(record=True) as caught:
                       traceback=traceback.format_exc())
         result["lines"] = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
                            if f.filename == path]
-result["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
+# DSL deprecation notices say nothing about the schedule; keep each other warning once.
+result["warnings"] = list(dict.fromkeys(
+    f"{w.category.__name__}: {w.message}" for w in caught
+    if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))))
 sys.stdout.flush()
 with open(out, "w") as fh:
     json.dump(result, fh)
@@ -163,4 +168,5 @@ def reference_verdict(source: str, entry: Optional[str] = "build", timeout: floa
 
 def reference_verdict_file(path: os.PathLike | str, entry: Optional[str] = "build",
                            timeout: float = 120) -> Verdict:
+    """`reference_verdict` on the text of a file (e.g. one of examples/)."""
     return reference_verdict(Path(path).read_text(), entry=entry, timeout=timeout)

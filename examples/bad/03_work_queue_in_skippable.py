@@ -1,0 +1,140 @@
+# Single-defect variant of examples/03_copy_persistent_skip.py: the WorkQueue epilogue sits inside skippable(), so skipped tiles would never advance.
+# reference: ScheduleError: WorkQueue operations cannot appear inside a skippable() block
+"""03 - persistent copy: a static WorkQueue hands out tiles; surplus tiles are skipped.
+
+The launch asks for `logical_tiles + overlaunch` tiles; each CTA loops over the tiles the
+static persistent scheduler gives it (`work_tile_loop`). A `WorkQueue` subclass marks
+tiles beyond the matrix as skipped (`skip_if`), and only the data loop sits inside
+`skippable()`: every tile, skipped or not, still runs the queue epilogue
+(try_wait / wait / get_and_advance_work_tile / release), so all warps advance together.
+
+    WorkQueue --tile--> RowCopy      (one task, warps 0-3; tile = 128-column strip)
+
+Host-side `build()` passes no tile-scheduler parameters: `PersistentTileSchedulerParams`
+builds IR and only exists inside a kernel, and validation never reads it.
+"""
+import argparse
+from dataclasses import dataclass
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+from ts_runtime import producer_work
+from ts_runtime.resources import (MemoryResource, StageInfo, TileSchedulerConfig,
+                                  WorkQueue, WorkTileInfo)
+from ts_runtime.schedule_builder import domain_loop, schedule, work_tile_loop
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+
+TILE_COLS = 128
+NUM_WARPS = 4                          # one thread per column of the strip
+
+
+@dataclass(kw_only=True, init=False)
+class OverlaunchedWorkQueue(WorkQueue):
+    """Static persistent queue over `logical_tiles + overlaunch` tiles."""
+    logical_tiles: cutlass.Constexpr[int] = 0
+
+    def __init__(self, *, logical_tiles: int, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.logical_tiles = logical_tiles
+
+    @cute.jit
+    def skip_work_tile_if(self, work_tile: WorkTileInfo) -> cutlass.Boolean:
+        tile_x, _, _ = work_tile.tile_idx
+        return tile_x >= self.logical_tiles
+
+
+@dataclass(kw_only=True)
+class RowCopy(MemoryResource):
+    """Copies row `loop_offset` of the current tile's column strip."""
+    src: cute.Tensor = None
+    dst: cute.Tensor = None
+
+    @producer_work
+    @cute.jit
+    def copy_row(self, stage_info: StageInfo) -> None:
+        tx, _, _ = cute.arch.thread_idx()
+        tile_x, _, _ = stage_info.work_tile.tile_idx
+        col = tile_x * TILE_COLS + tx
+        self.dst[stage_info.loop_offset, col] = self.src[stage_info.loop_offset, col]
+
+
+def make_task_manager(*, num_rows, logical_tiles: int, tile_scheduler_params=None,
+                      src=None, dst=None, verbose: bool = False) -> TaskManager:
+    work_queue = OverlaunchedWorkQueue(
+        name="work_queue",
+        logical_tiles=logical_tiles,
+        tile_scheduler_config=TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
+            tile_scheduler_params=tile_scheduler_params),
+    )
+    row_copy = RowCopy(name="row_copy", src=src, dst=dst)
+
+    @schedule
+    def copy_schedule(row_copy: RowCopy, wq: OverlaunchedWorkQueue) -> None:
+        with work_tile_loop(wq, skip_if=OverlaunchedWorkQueue.skip_work_tile_if) as tiles:
+            with tiles.skippable():
+                with domain_loop(0, num_rows, 1):
+                    row_copy.copy_row()
+                wq.try_wait()  # expect: TS511
+                wq.wait()
+                wq.get_and_advance_work_tile()
+                wq.release()
+
+    copy_task = Task(
+        name="PersistentCopyTask",
+        src_resources=[work_queue],
+        dst_resources=[row_copy],
+        warp_idx=0,
+        num_warps=NUM_WARPS,
+        schedule=copy_schedule(row_copy, work_queue),
+    )
+    return TaskManager(tasks=[copy_task], resource_dependency_graph={row_copy: [work_queue]},
+                       verbose=verbose)
+
+
+def build(num_rows: int = 4, logical_tiles: int = 4, verbose: bool = False) -> TaskManager:
+    """Host-side validation with plain ints (no GPU, no kernel, no scheduler params)."""
+    return make_task_manager(num_rows=num_rows, logical_tiles=logical_tiles, verbose=verbose)
+
+
+@cute.kernel
+def persistent_copy_kernel(src: cute.Tensor, dst: cute.Tensor,
+                           params: utils.PersistentTileSchedulerParams,
+                           logical_tiles: cutlass.Constexpr):
+    tm = make_task_manager(num_rows=src.shape[0], logical_tiles=logical_tiles,
+                           tile_scheduler_params=params, src=src, dst=dst)
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def persistent_copy(src: cute.Tensor, dst: cute.Tensor, stream,
+                    overlaunch: cutlass.Constexpr = 2, max_ctas: cutlass.Constexpr = 148):
+    logical_tiles = src.shape[1] // TILE_COLS
+    params = utils.PersistentTileSchedulerParams((logical_tiles + overlaunch, 1, 1), (1, 1, 1))
+    grid = utils.StaticPersistentTileScheduler.get_grid_shape(params, max_ctas)
+    persistent_copy_kernel(src, dst, params, logical_tiles).launch(
+        grid=grid, block=(NUM_WARPS * 32, 1, 1), stream=stream)
+
+
+def compile_fake(num_rows: int = 256, num_cols: int = 512):
+    """Trace and compile the kernel with fake tensors (CUTE_DSL_ARCH=sm_100a; no GPU)."""
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+    src = make_fake_compact_tensor(cutlass.Float16, (num_rows, num_cols), stride_order=(1, 0))
+    dst = make_fake_compact_tensor(cutlass.Float16, (num_rows, num_cols), stride_order=(1, 0))
+    return cute.compile(persistent_copy, src, dst, make_fake_stream())
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--num-rows", type=int, default=4)
+    ap.add_argument("--logical-tiles", type=int, default=4)
+    ap.add_argument("--verbose", action="store_true", help="print the schedule table")
+    ap.add_argument("--compile", action="store_true", help="also compile with fake tensors")
+    args = ap.parse_args()
+    build(num_rows=args.num_rows, logical_tiles=args.logical_tiles, verbose=args.verbose)
+    if args.compile:
+        compile_fake()
+    print("OK")
