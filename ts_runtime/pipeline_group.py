@@ -30,11 +30,20 @@ class PipelineGroup(MemoryResource):
             self.name, self.mode,
             [(m.name, pipeline_model(m.pipeline_config) if m.pipeline_config is not None else None)
              for m in self.members], explicit)
-        for code, exc, msg in findings:
-            raise_finding(code, exc, msg, self._ts_range)
+        for code, exc, msg, *blame in findings:
+            raise_finding(code, exc, msg, self._member_config_range(blame[0]) if blame else self._ts_range)
         self._merged_model = merged
         for m in self.members:
             object.__setattr__(m, "pipeline_group", self)
+
+    def _member_config_range(self, member_name):
+        """Where a member's pipeline_config is given (its constructor keyword)."""
+        from .locate import call_arguments
+        for m in self.members:
+            if m.name == member_name:
+                rng = getattr(m, "_ts_range", None)
+                return call_arguments(rng).get("pipeline_config", rng) if rng else self._ts_range
+        return self._ts_range
 
     def __getattr__(self, attr):
         if attr.startswith("_"):

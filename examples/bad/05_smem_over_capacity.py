@@ -219,14 +219,14 @@ def make_task_manager(*, num_k_tiles, num_stages: int = 3, d=None,
     tm = TaskManager(
         tasks=tasks,
         resource_dependency_graph={smem_ab: [gmem_ab], tmem_acc: [smem_ab], gmem_d: [tmem_acc]},
-        smem_allocator=smem_allocator,
+        smem_allocator=smem_allocator,  # expect: TS707
         tmem_allocator=tmem_allocator,
         verbose=verbose,
     )
     return tm, smem_allocator, tmem_ptr
 
 
-def build(num_k_tiles: int = 4, num_stages: int = 5,  # expect: TS707
+def build(num_k_tiles: int = 4, num_stages: int = 5,
           verbose: bool = False) -> TaskManager:
     """Host-side validation with plain ints (no GPU, no kernel)."""
     return make_task_manager(num_k_tiles=num_k_tiles, num_stages=num_stages,

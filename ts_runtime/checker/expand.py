@@ -20,8 +20,8 @@ report anything that depends on it.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..enums import LoopGuard, OpaqueCondition, ScheduleStage, guard_fires
 from ..model.lowered import HEAD, LOOP, TAIL, Entry, LoweredSchedule

@@ -25,7 +25,7 @@ consumer call on an unpipelined resource), CONS_HELD (waited, not yet read) and 
 """
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List
 
 __all__ = [
     "PROD_HELD", "PROD", "PROD_C", "CONS_HELD", "CONS", "ACCESS_NAMES", "WRITES",

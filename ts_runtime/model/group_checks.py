@@ -94,6 +94,17 @@ def _fused_interleave(name, mode, cfg):
     return []
 
 
+def culprit(cfgs, get) -> str:
+    """The member to point at for a mismatch: the first whose value differs from the
+    first member's (a finding carries it as a 4th element; callers anchor on its config)."""
+    first = repr(get(cfgs[0][1]))
+    for mname, c in cfgs[1:]:
+        v = get(c)
+        if v is not UNKNOWN and repr(v) != first:
+            return mname
+    return cfgs[0][0]
+
+
 def _check_compatible(name, mode, cfgs):
     """TS463, TS464, TS466-TS469 on the derived (no explicit config) path."""
     for attr in ("num_stages", "advance_on_wait", "advance_on_acquire", "interleave_strides",
@@ -101,7 +112,8 @@ def _check_compatible(name, mode, cfgs):
         vals = _known(getattr(c, attr) for _, c in cfgs)
         if len({repr(v) for v in vals}) > 1:
             shown = " vs ".join(dict.fromkeys(repr(v) for v in vals))
-            yield ("TS463", ValueError, f"PipelineGroup '{name}' members have mismatched {attr}: {shown}")
+            yield ("TS463", ValueError, f"PipelineGroup '{name}' members have mismatched {attr}: {shown}",
+                   culprit(cfgs, lambda c, a=attr: getattr(c, a)))
     for attr in COLLAPSED_SIGNALING.get(mode, ()):
         get = _effective_wait if attr == "consumer_wait_signaling_threads" else (lambda c, a=attr: getattr(c, a))
         vals = _known(get(c) for _, c in cfgs)

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from ..enums import ScheduleStage
 from ..source import SourceRange, UNKNOWN_RANGE
+from .values import UNKNOWN
 
 HEAD, LOOP, TAIL = "head", "loop", "tail"
 
@@ -61,6 +62,9 @@ class LoweredSchedule:
     work_queue: Optional[int] = None
     skip_if: Any = None
     domain_range: SourceRange = UNKNOWN_RANGE
+    # What a dynamic `end` getter returned when probed at tile (0, 0, 0): an int, RUNTIME
+    # (a non-int value), or UNKNOWN when it was not probed (ts-lint). Filled by the front end.
+    domain_probe: Any = UNKNOWN
 
     def section(self, name: str) -> list:
         return [e for e in self.entries if e.section == name]

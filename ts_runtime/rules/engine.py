@@ -27,7 +27,31 @@ def run_manager_rules(kernel, *, with_checker: bool = True) -> List[Diagnostic]:
                 traceback.print_exc()
     if with_checker and kernel.options.exhaustive_deadlock_race_check:
         diags.extend(run_checker(kernel))
-    return diags
+    return drop_consequences(diags)
+
+
+# A finding of the key code restates (a consequence of) an error of one of the value codes:
+# the reference would stop at the first of them; we report the root cause and keep every
+# independent finding. Fixing the root cause makes the consequence disappear too.
+CONSEQUENCES = {
+    "TS321": {"TS201", "TS202", "TS203"},          # route writer not a src resource
+    "TS322": {"TS201", "TS202", "TS203"},
+    "TS351": {"TS203"},                            # graph resource "not used by any task"
+    "TS352": {"TS203"},
+    "TS353": {"TS201", "TS202", "TS203"},          # edge not backed by src/dst lists
+    "TS205": {"TS601"},                            # PDL wait resource listed, its wait missing
+    "TS803": {"TS601", "TS602"},                   # launch-before-wait, already reported statically
+    "TS801": {"TS810", "TS811", "TS812", "TS813"},  # deadlock already shown by the table run
+    "TS208": {"TS810", "TS812", "TS813"},          # missing release, shown by the credit balance
+    "TS212": {"TS810", "TS812", "TS813"},
+    "TS209": {"TS810", "TS811"},
+}
+
+
+def drop_consequences(diags: List[Diagnostic]) -> List[Diagnostic]:
+    errors = {d.code for d in diags if d.severity is Severity.ERROR}
+    return [d for d in diags
+            if not (d.severity is Severity.ERROR and CONSEQUENCES.get(d.code, set()) & errors)]
 
 
 def run_checker(kernel) -> List[Diagnostic]:

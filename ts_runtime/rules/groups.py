@@ -24,9 +24,11 @@ from ts_runtime.pipeline_group import PipelineGroup
 '''
 
 
-def group_program(members, mode="Merge", *, mark=None, explicit=None, before="", after="") -> str:
+def group_program(members, mode="Merge", *, mark=None, explicit=None, before="", after="",
+                  mark_member=None) -> str:
     """A `build()` creating members `m0, m1, ...` (configs from `config(...)` or None) and one
-    PipelineGroup `grp` over them; `mark` is the code expected on the group's line."""
+    PipelineGroup `grp` over them; `mark` is the code expected on the group's line, or on
+    member `mark_member`'s line when given (findings that blame one member)."""
     lines = [before] if before else []
     names = []
     for i, cfg in enumerate(members):
@@ -34,14 +36,15 @@ def group_program(members, mode="Merge", *, mark=None, explicit=None, before="",
             lines.append(f'm{i} = Buf(name="m{i}")')
         else:
             lines.append(config(*cfg[0], var=f"cfg{i}", **cfg[1]))
-            lines.append(f'm{i} = Buf(name="m{i}", pipeline_config=cfg{i})')
+            lines.append(f'm{i} = Buf(name="m{i}", pipeline_config=cfg{i})'
+                         + (f"  # expect: {mark}" if mark and mark_member == i else ""))
         names.append(f"m{i}")
     extra = ""
     if explicit is not None:
         lines.append(config(*explicit[0], var="group_cfg", **explicit[1]))
         extra = ", pipeline_config=group_cfg"
     lines.append(f'grp = PipelineGroup(name="grp", members=[{", ".join(names)}], mode=PipelineGroupMode.{mode}'
-                 f'{extra})' + (f"  # expect: {mark}" if mark else ""))
+                 f'{extra})' + (f"  # expect: {mark}" if mark and mark_member is None else ""))
     if after:
         lines.append(after)
     lines.append("return grp")
@@ -162,8 +165,10 @@ rule("TS463", "group-member-config-mismatch", """
     ## Use instead
     The same stage count and layout for every member.
     """, **OBJ, valid=[VALID_MERGE],
-     invalid=[group_program([TA, M("TmaAsync", 1, 128, cta_layout_vmnk="(1, 1, 1, 1)", num_stages=2)], mark="TS463"),
-              group_program([TA, M("TmaAsync", 1, 128, cta_layout_vmnk="(2, 1, 1, 1)")], mark="TS463")])
+     invalid=[group_program([TA, M("TmaAsync", 1, 128, cta_layout_vmnk="(1, 1, 1, 1)", num_stages=2)],
+                            mark="TS463", mark_member=1),
+              group_program([TA, M("TmaAsync", 1, 128, cta_layout_vmnk="(2, 1, 1, 1)")], mark="TS463",
+                            mark_member=1)])
 rule("TS464", "group-collapsed-signaling-mismatch", """
     Group members whose signaling on the collapsed side differs.
 

@@ -1,0 +1,107 @@
+"""Producer/consumer pairs: complete runs, deadlocks, leftover credits (TS801, TS810-TS813)."""
+import pytest
+
+from kbuild import KernelBuilder, codes, consumer, finding, pair, producer, related_lines, table_diags
+from ts_runtime.checker import check_kernel
+from ts_runtime.diagnostics import Severity
+
+
+@pytest.mark.parametrize("stages,n", [(1, 1), (1, 3), (2, 3), (3, 5), (4, 8)])
+def test_balanced_pair_is_safe(stages, n):
+    kb, _, _ = pair(stages=stages, n=n)
+    k = kb.build()
+    r = check_kernel(k)
+    assert r.diagnostics == [] and r.complete and not r.hit_limit
+    assert table_diags(k) == []
+    assert r.runs[0].complete_states == 1
+
+
+def test_missing_release_deadlocks():
+    kb, p, c = pair(stages=2, n=3, release=False)
+    k = kb.build()
+    r = check_kernel(k)
+    d = finding(r.diagnostics, "TS801")
+    assert codes(r.diagnostics) == ["TS801"]
+    assert d.severity is Severity.ERROR
+    # the blocked acquire of the producer, the consumer's blocked wait as related
+    assert d.range.line == p.lines[("buf", "acquire")][0]
+    assert related_lines(d) == [c.lines[("buf", "wait")][0]]
+    assert "waiting for a release of 'buf'" in d.message
+    # the counterexample: the producer fills both stages, the consumer takes both, and
+    # then each side waits for the other
+    steps = [(s.task, s.step) for s in d.trace]
+    assert steps.count(("Prod", "ProducerCommit(buf)")) == 2
+    assert steps.count(("Cons", "ConsumerWait(buf)")) == 2
+    assert all(s.range.path == "kernel.py" for s in d.trace)
+    # the deterministic table simulation blocks at the same calls
+    t = finding(table_diags(k), "TS810")
+    assert t.range.line == p.lines[("buf", "acquire")][0]
+    assert related_lines(t) == [c.lines[("buf", "wait")][0]]
+
+
+def test_missing_release_without_wraparound_is_leftover_acquire():
+    # 2 iterations on 4 stages: nothing blocks, but two stages are never released
+    kb, p, c = pair(stages=4, n=2, release=False)
+    k = kb.build()
+    assert check_kernel(k).diagnostics == []
+    diags = table_diags(k)
+    assert codes(diags) == ["TS812"]
+    d = diags[0]
+    assert d.range.line == p.lines[("buf", "acquire")][0]
+    assert d.message.startswith("2x ProducerAcquire from buf not matched by ConsumerRelease!")
+    assert related_lines(d) == [c.lines[("buf", "wait")][0]]
+
+
+def test_extra_commit_is_leftover_commit():
+    kb, p, c = pair(stages=2, n=2, extra_commit=True)
+    k = kb.build()
+    assert check_kernel(k).diagnostics == []
+    diags = table_diags(k)
+    assert codes(diags) == ["TS811"]
+    d = diags[0]
+    assert d.message.startswith("2x ProducerCommit from buf not consumed!")
+    assert d.range.line == p.lines[("buf", "commit")][1]     # the extra commit
+
+
+def test_extra_release():
+    kb = KernelBuilder()
+    buf = kb.pipe("buf", stages=2)
+    producer(kb, "Prod", buf, 2)
+    with kb.task("Cons", src=[buf]) as c:
+        with c.loop(2):
+            c.ops(buf, "wait", "consumer_work", "release", "release")
+    k = kb.build()
+    diags = table_diags(k)
+    assert codes(diags) == ["TS813"]
+    assert diags[0].range.line == c.lines[("buf", "release")][1]
+
+
+def test_cyclic_wait_deadlock_points_at_both_waits():
+    kb = KernelBuilder()
+    a, b = kb.pipe("a", stages=1), kb.pipe("b", stages=1)
+    with kb.task("T0", src=[b], dst=[a]) as t0:
+        with t0.loop(1):
+            t0.ops(b, "wait", "consumer_work", "release")
+            t0.ops(a, "acquire", "producer_work", "commit")
+    with kb.task("T1", src=[a], dst=[b]) as t1:
+        with t1.loop(1):
+            t1.ops(a, "wait", "consumer_work", "release")
+            t1.ops(b, "acquire", "producer_work", "commit")
+    r = check_kernel(kb.build())
+    d = finding(r.diagnostics, "TS801")
+    assert d.range.line == t0.lines[("b", "wait")][0]
+    assert related_lines(d) == [t1.lines[("a", "wait")][0]]
+    assert d.trace == ()          # blocked from the start: the empty interleaving
+
+
+def test_two_consumers_share_a_round():
+    # two consumer tasks on one resource: a credit moves on every second event
+    kb = KernelBuilder()
+    buf = kb.pipe("buf", stages=2)
+    producer(kb, "Prod", buf, 4)
+    consumer(kb, "C0", buf, 4)
+    consumer(kb, "C1", buf, 4)
+    k = kb.build()
+    r = check_kernel(k)
+    assert r.diagnostics == [] and r.complete
+    assert table_diags(k) == []

@@ -1,0 +1,143 @@
+"""Aliasing races (TS802): overlapping SMEM/TMEM of different resources accessed concurrently."""
+from kbuild import KernelBuilder, codes, consumer, finding, producer, related_lines
+from ts_runtime.checker import check_kernel
+from ts_runtime.enums import PipelineType
+
+AA, AU, UA = PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync
+
+
+def two_pairs(off_b=0, size=256, **kw):
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=2, smem=[(0, size)], **kw)
+    b = kb.pipe("b", stages=2, smem=[(off_b, size)], **kw)
+    src = kb.plain("src")
+    pa = producer(kb, "PA", a, 2, src=src)
+    ca = consumer(kb, "CA", a, 2)
+    pb = producer(kb, "PB", b, 2, src=src)
+    cb = consumer(kb, "CB", b, 2)
+    return kb, (pa, ca, pb, cb)
+
+
+def test_overlapping_buffers_race():
+    kb, (pa, ca, pb, cb) = two_pairs()
+    r = check_kernel(kb.build())
+    assert codes(r.diagnostics) == ["TS802"]
+    d = r.diagnostics[0]
+    # both producers acquired stage 0 and are about to write it
+    assert d.range.line == pa.lines[("a", "producer_work")][0]
+    assert related_lines(d) == [pb.lines[("b", "producer_work")][0]]
+    assert d.message == ("aliasing race: 'PA' writes 'a' stage 0 while 'PB' writes 'b' stage 0; both map to "
+                         "smem[0:256] and no pipeline orders the two accesses (4 more racing access pair(s) "
+                         "between these resources)")
+    # the expected counterexample: each producer reads its input (a split, two-step
+    # unpipelined work) and acquires; nothing else
+    assert sorted((s.task, s.step) for s in d.trace) == sorted(
+        [("PA", "ConsumerWork(src)")] * 2 + [("PA", "ProducerAcquire(a)")]
+        + [("PB", "ConsumerWork(src)")] * 2 + [("PB", "ProducerAcquire(b)")])
+    assert d.trace[-1].step in ("ProducerAcquire(a)", "ProducerAcquire(b)")
+
+
+def test_disjoint_buffers_do_not_race():
+    kb, _ = two_pairs(off_b=256)
+    r = check_kernel(kb.build())
+    assert r.diagnostics == [] and r.complete
+
+
+def test_unknown_offset_never_claims_an_alias():
+    from ts_runtime.model import UNKNOWN
+    kb, _ = two_pairs()
+    k = kb.build()
+    next(r for r in k.resources.values() if r.name == "b").smem[0].offset = UNKNOWN
+    assert check_kernel(k).diagnostics == []
+
+
+def test_role_requirements_restrict_the_overlap():
+    # b's producer side writes only its second allocation, which does not overlap a
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=1, smem=[(0, 128)])
+    b = kb.pipe("b", stages=1, smem=[(0, 128), (512, 128)], producer_req=["b_s1"], consumer_req=["b_s1"])
+    producer(kb, "PA", a, 1)
+    consumer(kb, "CA", a, 1)
+    producer(kb, "PB", b, 1)
+    consumer(kb, "CB", b, 1)
+    r = check_kernel(kb.build())
+    assert r.diagnostics == []
+
+
+def dma_chain(a_type, acc=None):
+    """P1 -> a -> T2 -> (c | acc) -> T3 -> b -> T4, with b aliasing a.
+
+    T3 writes b only after T2 released a (ordered through c / acc). With a DMA consumer
+    (AsyncUmma) T2's read of a is still in flight after release unless a completion wait
+    retires it.
+    """
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=1, ptype=a_type, smem=[(0, 256)])
+    b = kb.pipe("b", stages=1, smem=[(0, 256)])
+    c = kb.pipe("c", stages=1, ptype=acc or AA)
+    producer(kb, "P1", a, 1)
+    with kb.task("T2", src=[a], dst=[c]) as t2:
+        with t2.loop(1):
+            t2.ops(a, "wait", "consumer_work", "release")
+            t2.ops(c, "acquire", "producer_work", "commit")
+    with kb.task("T3", src=[c], dst=[b]) as t3:
+        with t3.loop(1):
+            t3.ops(c, "wait", "release")
+            t3.ops(b, "acquire", "producer_work", "commit")
+    consumer(kb, "T4", b, 1)
+    return kb, t2, t3
+
+
+def test_async_consumer_read_ends_at_release():
+    kb, _, _ = dma_chain(AA)
+    assert check_kernel(kb.build()).diagnostics == []
+
+
+def test_dma_consumer_read_outlives_release():
+    kb, t2, t3 = dma_chain(AU)
+    r = check_kernel(kb.build())
+    d = finding(r.diagnostics, "TS802")
+    assert d.range.line == t3.lines[("b", "producer_work")][0]
+    assert related_lines(d) == [t2.lines[("a", "consumer_work")][0]]
+    assert "'T3' writes 'b' stage 0 while 'T2' reads 'a' stage 0" in d.message
+
+
+def test_completion_wait_retires_dma_reads():
+    # T2 reads a (DMA) and produces the UMMA resource c: T3's wait on c proves the read done
+    kb, _, _ = dma_chain(AU, acc=UA)
+    assert check_kernel(kb.build()).diagnostics == []
+
+
+def test_unpipelined_work_is_not_atomic():
+    kb = KernelBuilder()
+    x = kb.plain("x", smem=[(0, 64)])
+    y = kb.plain("y", smem=[(32, 64)])
+    with kb.task("W", dst=[x]) as w:
+        with w.loop(1):
+            w.op(x, "producer_work")
+    with kb.task("R", src=[y]) as rd:
+        with rd.loop(1):
+            rd.op(y, "consumer_work")
+    r = check_kernel(kb.build())
+    d = finding(r.diagnostics, "TS802")
+    assert d.range.line == w.lines[("x", "producer_work")][0]
+    assert related_lines(d) == [rd.lines[("y", "consumer_work")][0]]
+    assert "smem[32:64]" in d.message
+
+
+def test_same_task_never_races_with_itself():
+    kb = KernelBuilder()
+    x = kb.plain("x", smem=[(0, 64)])
+    y = kb.plain("y", smem=[(0, 64)])
+    with kb.task("W", dst=[x, y]) as w:
+        with w.loop(2):
+            w.op(x, "producer_work")
+            w.op(y, "producer_work")
+    assert check_kernel(kb.build()).diagnostics == []
+
+
+def test_pipeline_order_prevents_the_race():
+    # b is written only after a's consumer released a: the chain orders the windows
+    kb, _, _ = dma_chain(AA)
+    r = check_kernel(kb.build(), reduce=False, symmetry=False)
+    assert r.diagnostics == [] and r.complete

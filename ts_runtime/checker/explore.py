@@ -1,0 +1,260 @@
+"""Breadth-first exploration of all interleavings of one compiled run (model.md §9).
+
+From the initial state (all cursors 0, S empty credits per pool, PDL flag set only under
+`assume_pdl_wait_completed`) the search pops states in FIFO order. In each state:
+
+1. enabled tasks = unfinished tasks whose next step is non-blocking, or blocking with a
+   credit in its pool;
+2. all finished -> a complete execution;
+3. some unfinished but none enabled -> **deadlock** (TS801);
+4. **race** (TS802): among the held accesses and the pending work access of every
+   enabled task, two accesses by different tasks to different resources whose role
+   ranges overlap, on overlapping slots, neither merely acquired (`prod_held`), at
+   least one a write;
+5. **PDL order** (TS803): an enabled `launch_griddep` while no `wait_griddep` ran;
+6. successors: the ample set (reduce.py) or every enabled task; each successor is
+   canonicalised (symmetry) and enqueued if new.
+
+The visited set keys on the full state (state.py). A finding is recorded the first time
+its key (the blocked entries, the racing pair, the launch entry) is seen; because every
+step advances one cursor, all paths to a state have the same length, so the BFS parent
+chain is a shortest counterexample to that state. The search continues after findings
+(to report every distinct one) unless `early_exit`; it stops at `max_states` or the
+deadline and then reports itself incomplete.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from .program import PDL_LAUNCH, Program
+from .reduce import make_canonicalizer, por_tables, symmetry_classes
+from .state import PROD_HELD, WRITES, apply_held, side_of
+
+__all__ = ["Finding", "RunResult", "explore"]
+
+DEADLOCK, RACE, PDL = "deadlock", "race", "pdl"
+
+
+@dataclass
+class Finding:
+    kind: str                       # deadlock | race | pdl
+    key: tuple
+    state: tuple
+    path: List[Tuple[int, int]]     # (real task index, position) per step, shortest
+    tasks: Tuple[int, ...]          # real task indices involved (blocked tasks / racing pair / launcher)
+    detail: dict = field(default_factory=dict)
+    state_no: int = 0               # BFS order of the state (1-based)
+
+
+@dataclass
+class RunResult:
+    program: Program
+    states: int = 0
+    complete_states: int = 0
+    hit_limit: bool = False
+    timed_out: bool = False
+    seconds: float = 0.0
+    findings: List[Finding] = field(default_factory=list)
+    complete_path: Optional[List[Tuple[int, int]]] = None
+    complete_state: Optional[tuple] = None
+    complete_no: int = 0
+    max_states: int = 0
+
+    @property
+    def finished(self) -> bool:
+        return not (self.hit_limit or self.timed_out)
+
+
+def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[float] = None,
+            reduce: bool = True, symmetry: bool = True, early_exit: bool = False,
+            max_findings: int = 64, cursor_keyed: bool = False) -> RunResult:
+    """BFS over one compiled run. `cursor_keyed` emulates the reference's visited set
+    (cursor vector only; unsound, kept for comparison tests)."""
+    t0 = time.perf_counter()
+    lay = prog.layout
+    T = lay.tasks
+    coff = lay.credit_off
+    toff = lay.total_off
+    pdl_idx = lay.pdl_idx
+    held_idx = lay.held_idx
+    ops = prog.ops
+    lens = prog.lengths
+    alias = prog.alias
+    has_alias = bool(prog.aliased)
+    check_pdl = prog.has_pdl_launch
+    por = por_tables(prog) if reduce else None
+    classes = symmetry_classes(prog) if symmetry else []
+    canon = make_canonicalizer(classes, T, held_idx) if classes else None
+
+    init = prog.initial_state()
+    visited: Dict[tuple, Optional[tuple]] = {init: None}
+    seen_cursors = {init[:T]} if cursor_keyed else None
+    queue = deque([init])
+    result = RunResult(prog, max_states=max_states)
+    seen_keys: set = set()
+    explored = 0
+
+    def successor(s: tuple, i: int) -> tuple:
+        op = ops[i][s[i]]
+        lst = list(s)
+        lst[i] += 1
+        for mv in op.moves:
+            if mv.n == 1:
+                lst[coff + mv.pool] += mv.delta
+            else:
+                k = toff + mv.counter
+                t = (lst[k] + 1) % mv.n
+                lst[k] = t
+                if t == 0:
+                    lst[coff + mv.pool] += mv.delta
+        if op.pdl == 1:
+            lst[pdl_idx] = 1
+        if op.held:
+            lst[held_idx] = apply_held(s[held_idx], op.held, i, op.eidx)
+        return tuple(lst)
+
+    def path_to(s: tuple):
+        """Shortest path to `s` as (real task, position) plus the frame map of `s`."""
+        edges = []
+        cur = s
+        while True:
+            info = visited[cur]
+            if info is None:
+                break
+            parent, i, perm = info
+            edges.append((parent, i, perm))
+            cur = parent
+        edges.reverse()
+        frame = list(range(T))           # frame[index in current state] = real task
+        out = []
+        for parent, i, perm in edges:
+            real = frame[i]
+            out.append((real, parent[i]))
+            if perm is not None:
+                nxt = [0] * T
+                for old in range(T):
+                    nxt[perm[old]] = frame[old]
+                frame = nxt
+        return out, frame
+
+    def record(kind, key, s, tasks, detail):
+        if key in seen_keys or len(result.findings) >= max_findings:
+            return
+        seen_keys.add(key)
+        path, frame = path_to(s)
+        real = tuple(frame[t] for t in tasks)
+        detail = dict(detail)
+        detail["frame"] = frame
+        result.findings.append(Finding(kind, key, s, path, real, detail, explored))
+
+    stop = False
+    while queue and not stop:
+        s = queue.popleft()
+        explored += 1
+        if deadline is not None and (explored & 255) == 0 and time.perf_counter() > deadline:
+            result.timed_out = True
+            break
+        enabled = []
+        blocked = []
+        for i in range(T):
+            c = s[i]
+            if c < lens[i]:
+                op = ops[i][c]
+                b = op.block
+                if b < 0 or s[coff + b] > 0:
+                    enabled.append(i)
+                else:
+                    blocked.append(i)
+        if not enabled:
+            if not blocked:
+                result.complete_states += 1
+                if result.complete_path is None:
+                    result.complete_path, _ = path_to(s)
+                    result.complete_state = s
+                    result.complete_no = explored
+            else:
+                key = (DEADLOCK, tuple((i, ops[i][s[i]].eidx) for i in blocked))
+                # canonical key by real identity happens at reporting (by source entries)
+                record(DEADLOCK, key, s, tuple(blocked), {})
+                if early_exit:
+                    break
+            continue
+        if has_alias:
+            held = s[held_idx]
+            items = [(e[0], e[1], e[2], e[3], e[6], False) for e in held if e[2] != PROD_HELD]
+            for i in enabled:
+                p = ops[i][s[i]].pending
+                if p is not None:
+                    items.append((p[0], p[1], p[2], i, ops[i][s[i]].eidx, True))
+            n = len(items)
+            if n > 1:
+                for a in range(n):
+                    xa = items[a]
+                    for b in range(a + 1, n):
+                        xb = items[b]
+                        if xa[3] == xb[3] or xa[0] == xb[0]:
+                            continue
+                        if xa[2] not in WRITES and xb[2] not in WRITES:
+                            continue
+                        if xa[1] != xb[1] and xa[1] != -1 and xb[1] != -1:
+                            continue
+                        ov = alias.get((xa[0], side_of(xa[2]), xb[0], side_of(xb[2])))
+                        if ov is None:
+                            continue
+                        w, o = (xa, xb) if xa[2] in WRITES else (xb, xa)
+                        key = (RACE, frozenset({(w[3], w[4], w[0], w[2]), (o[3], o[4], o[0], o[2])}))
+                        record(RACE, key, s, (w[3], o[3]),
+                               {"writer": w, "other": o, "overlap": ov})
+                        if early_exit:
+                            stop = True
+            if stop:
+                break
+        if check_pdl and not s[pdl_idx]:
+            for i in enabled:
+                op = ops[i][s[i]]
+                if op.pdl == PDL_LAUNCH:
+                    record(PDL, (PDL, i, op.eidx), s, (i,), {})
+                    if early_exit:
+                        stop = True
+            if stop:
+                break
+        # ---- successors
+        choice = enabled
+        if por is not None and len(enabled) > 1:
+            inv, dm, suf = por.invisible, por.dmask, por.suffix_dmask
+            for i in enabled:
+                c = s[i]
+                if not inv[i][c]:
+                    continue
+                m = dm[i][c]
+                if m:
+                    other = 0
+                    for j in range(T):
+                        if j != i:
+                            other |= suf[j][s[j]]
+                    if m & other:
+                        continue
+                choice = (i,)
+                break
+        for i in choice:
+            t = successor(s, i)
+            perm = None
+            if canon is not None:
+                t, perm = canon(t)
+            if t not in visited:
+                if seen_cursors is not None:
+                    if t[:T] in seen_cursors:
+                        continue
+                    seen_cursors.add(t[:T])
+                visited[t] = (s, i, perm)
+                queue.append(t)
+                if len(visited) > max_states:
+                    result.hit_limit = True
+                    stop = True
+                    break
+    result.states = explored
+    result.seconds = time.perf_counter() - t0
+    return result
