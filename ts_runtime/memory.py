@@ -18,9 +18,47 @@ BARRIER_BYTES_PER_STAGE = 16   # full + empty mbarrier, 8 B each
 
 
 def _align_up(value: int, alignment: int) -> int:
-    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+    if not isinstance(alignment, int) or isinstance(alignment, bool) or alignment <= 0 \
+            or alignment & (alignment - 1):
         raise_finding("TS701", AssertionError, f"alignment must be a power of 2, got {alignment!r}", caller_range())
     return (value + alignment - 1) // alignment * alignment
+
+
+def layout(allocations, alias_groups, size_of, align_of=lambda a: getattr(a, "alignment", 1)):
+    """Assigns `.offset` to every allocation; returns the total size (TS701 on a bad alignment).
+
+    The order the reference uses: standalone allocations (in `add` order) and alias groups
+    (in `add_alias_group` order) are placed as units, stably sorted by alignment, largest
+    first; a group's alignment is the largest of its allocations. A group starts at one
+    aligned base; each phase lays its allocations out back to back from that base (in the
+    given order) and the group ends where its longest phase ends.
+    """
+    units = [("alloc", a, align_of(a)) for a in allocations]
+    for g in alias_groups:
+        aligns = [align_of(a) for ph in g for a in ph]
+        units.append(("group", g, max(aligns, default=1)))
+
+    def key(u):
+        al = u[2]
+        return -al if isinstance(al, int) and not isinstance(al, bool) else 0
+    offset = 0
+    for kind, item, align in sorted(units, key=key):
+        if kind == "alloc":
+            offset = _align_up(offset, align)
+            item.offset = offset
+            offset += size_of(item)
+            continue
+        base = _align_up(offset, align) if item and any(item) else offset
+        end = base
+        for ph in item:
+            o = base
+            for a in ph:
+                o = _align_up(o, align_of(a))
+                a.offset = o
+                o += size_of(a)
+            end = max(end, o)
+        offset = end
+    return offset
 
 
 @dataclass(eq=False)
@@ -88,23 +126,7 @@ class _LayoutAllocator:
     def compute_layout(self):
         if self._laid_out:
             raise_finding("TS703", RuntimeError, "compute_layout() already called", caller_range())
-        offset = 0
-        for a in self.allocations:
-            offset = _align_up(offset, getattr(a, "alignment", 1) or 1)
-            a.offset = offset
-            offset += self._size(a)
-        for group in self.alias_groups:
-            start = offset
-            end = start
-            for ph in group:
-                o = start
-                for a in ph:
-                    o = _align_up(o, getattr(a, "alignment", 1) or 1)
-                    a.offset = o
-                    o += self._size(a)
-                end = max(end, o)
-            offset = end
-        self._total = offset
+        self._total = layout(self.allocations, self.alias_groups, self._size)
         self._laid_out = True
         return self._total
 
@@ -127,33 +149,25 @@ class _LayoutAllocator:
 
     def print_usage_report(self):
         self._require_layout("print_usage_report()")
-        print(self.usage_report())
+        print("\n" + self.usage_report() + "\n")
+
+    def model(self):
+        """This allocator as the shared model (`AllocatorModel`, offsets as laid out)."""
+        from .model.kernel import AllocationModel, AllocatorModel
+
+        def m(a):
+            return AllocationModel(a.name, self.space, self._size(a), getattr(a, "alignment", 1) or 1, a.offset or 0)
+        barriers = self.barrier_smem_bytes if self.space == "smem" else 0
+        self._require_layout("total")
+        out = AllocatorModel(self.space, self._total, barriers, [m(a) for a in self.allocations],
+                             self._ts_range)
+        out.alias_groups = [[[m(a) for a in ph] for ph in g] for g in self.alias_groups]
+        return out
 
     def usage_report(self) -> str:
-        tag = "[smem-layout] SMEM" if self.space == "smem" else "[tmem-layout] TMEM"
-        aliased = {id(a) for g in self.alias_groups for ph in g for a in ph}
-        rows = sorted(self.all_allocations, key=lambda a: (a.offset or 0, a.name))
-        show_align = any((getattr(a, "alignment", 1) or 1) > 1 for a in rows)
-        lines = [f"{tag} Usage Report"]
-        head = f"  {'Name':<24} {'Size':>10}" + (f" {'Align':>6}" if show_align else "") + f" {'Offset':>10} {'End':>10}"
-        lines.append(head)
-        for a in rows:
-            nm = a.name + (" *" if id(a) in aliased else "")
-            size = self._size(a)
-            lines.append(f"  {nm:<24} {size:>10}" + (f" {a.alignment:>6}" if show_align else "")
-                         + f" {a.offset:>10} {a.offset + size:>10}")
-        for i, g in enumerate(self.alias_groups):
-            lines.append(f"  Alias group {i}:")
-            for j, ph in enumerate(g):
-                lines.append(f"    Phase {j}: " + ", ".join(f"{a.name} ({self._size(a)} {self.unit})" for a in ph))
-        lines.extend(self._extra_lines())
-        lines.append(f"  Total: {self._total} {self.unit}")
-        if self.alias_savings > 0:
-            lines.append(f"  Alias savings: {self.alias_savings} {self.unit}")
-        return "\n".join(lines)
-
-    def _extra_lines(self):
-        return []
+        """The `[smem-layout]` / `[tmem-layout]` report (printout.allocator_report)."""
+        from .printout import allocator_report
+        return allocator_report(self.model())
 
 
 class SmemAllocator(_LayoutAllocator):
@@ -174,8 +188,13 @@ class SmemAllocator(_LayoutAllocator):
             self.add(a)
 
     def add_pipeline_group(self, group):
+        from .pipeline_group import PipelineGroup
         if getattr(group, "pipeline_config", None) is None and getattr(group, "_merged_model", None) is None:
-            raise_finding("TS706", ValueError, "PipelineGroup has no pipeline_config", caller_range())
+            raise_finding("TS706", ValueError, "PipelineGroup has no pipeline_config: pass a constructed "
+                          "PipelineGroup (plain resources go through add_resource())", caller_range())
+        if not isinstance(group, PipelineGroup):
+            raise_finding("TS706", TypeError, f"add_pipeline_group() needs a PipelineGroup, got "
+                          f"{type(group).__name__} (add plain resources with add_resource())", caller_range())
         if group not in self.groups:
             self.groups.append(group)
         for m in group.members:
@@ -207,10 +226,6 @@ class SmemAllocator(_LayoutAllocator):
     @property
     def total_smem_bytes(self) -> int:
         return self.total + self.barrier_smem_bytes
-
-    def _extra_lines(self):
-        return [f"  Data SMEM: {self._total} B", f"  Barrier SMEM: {self.barrier_smem_bytes} B",
-                f"  Total SMEM: {self._total + self.barrier_smem_bytes} B (data + barriers)"]
 
     def allocate(self):
         self._require_layout("allocate()")

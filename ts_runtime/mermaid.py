@@ -15,7 +15,10 @@ def edge_kind(kernel, down, up) -> str:
 
 def mermaid_graph(kernel, direction="TD", include_resource_details=True, collapse_work_queue_edges=True) -> str:
     if not direction:
-        raise ValueError("TS904: direction must be a non-empty string")
+        from .diagnostics import raise_finding
+        from .source import caller_range
+        raise_finding("TS904", ValueError, "direction must be a non-empty Mermaid flowchart direction "
+                      "(e.g. 'TD' or 'LR')", caller_range())
     ids = {}
     lines = [f"flowchart {direction}"]
     for rid, r in kernel.resources.items():

@@ -330,10 +330,37 @@ def domain_loop(*bounds, unroll=None):
     b = _builder()
     rng = caller_range()
     model_bounds = tuple(_bound(x) for x in bounds)
-    return _BlockCM(lambda: b.domain_loop(model_bounds, unroll, rng), DomainLoopProxy)
+
+    def open_():
+        scope = b.domain_loop(model_bounds, unroll, rng)
+        scope.node.live_bounds = bounds      # the traced values, for codegen
+        return scope
+    return _BlockCM(open_, DomainLoopProxy)
+
+
+def _call_arity(fn, counts):
+    """The first argument count in `counts` that `fn` can be called with positionally;
+    -1 when none fits; None when `fn` exposes no signature."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    for n in counts:
+        try:
+            sig.bind(*([None] * n))
+            return n
+        except TypeError:
+            continue
+    return -1
 
 
 def _skip_if(skip_if, wq_obj):
+    """Describes a `skip_if` predicate for the builder (TS513-TS516).
+
+    `arity` is the positional argument count the runtime will call it with (1 for a bound
+    method, 2 for an unbound method, 1 or 2 for a function) when the signature binds it,
+    -1 when it binds neither.
+    """
     if skip_if is None:
         return None
     from .resources import WorkQueue
@@ -342,26 +369,15 @@ def _skip_if(skip_if, wq_obj):
     name = getattr(skip_if, "__name__", "skip_if")
     if inspect.ismethod(skip_if):
         target = skip_if.__self__
-        try:
-            arity = sum(1 for p in inspect.signature(skip_if).parameters.values()
-                        if p.default is inspect.Parameter.empty and p.kind != p.VAR_KEYWORD)
-        except (TypeError, ValueError):
-            arity = None
-        return SkipIf("bound_method", name, id(target), isinstance(target, WorkQueue), arity)
-    qual = getattr(skip_if, "__qualname__", "")
-    try:
-        arity = sum(1 for p in inspect.signature(skip_if).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind != p.VAR_KEYWORD)
-    except (TypeError, ValueError):
-        arity = None
-    if "." in qual and "<locals>" not in qual.rsplit(".", 1)[0] and wq_obj is not None:
-        on_class = any(getattr(k, name, None) is skip_if for k in type(wq_obj).__mro__)
-        cls_name = qual.rsplit(".", 1)[0]
-        if on_class or any(k.__qualname__ == cls_name for k in type(wq_obj).__mro__):
-            return SkipIf("unbound_method", name, None, True, arity)
-        if isinstance(getattr(inspect.getmodule(skip_if), cls_name, None), type):
-            return SkipIf("unbound_method", name, None, False, arity)
-    return SkipIf("function", name, None, None, arity)
+        return SkipIf("bound_method", name, id(target), isinstance(target, WorkQueue), _call_arity(skip_if, (1,)))
+    owner = getattr(skip_if, "__qualname__", "").rpartition(".")[0]
+    if owner and not owner.endswith("<locals>"):   # defined in a class body: an unbound method
+        on_class = None
+        if wq_obj is not None:
+            on_class = any(getattr(k, name, None) is skip_if or vars(k).get(name) is skip_if
+                           for k in type(wq_obj).__mro__)
+        return SkipIf("unbound_method", name, None, on_class, _call_arity(skip_if, (2,)))
+    return SkipIf("function", name, None, None, _call_arity(skip_if, (1, 2)))
 
 
 def work_tile_loop(wq, *, skip_if=None):

@@ -12,7 +12,7 @@ from .diagnostics import ScheduleValidationError, Severity
 from .locate import call_arguments
 from .model.kernel import TaskModel
 from .model.lower import lower
-from .model.task_checks import check_task_fields
+from .model.task_checks import check_lowered_task, check_task_fields
 from .rules.registry import make_diagnostic
 from .source import caller_range
 
@@ -73,6 +73,8 @@ class Task:
             resources.update({k: v for k, v in _schedule_resources(schedule).items() if k not in resources})
             self.model.schedule = schedule.model
             self.model.lowered = lower(schedule.model, resources, report, self.model.class_mro, rng)
+            for code, message, key in check_lowered_task(self.model, resources):
+                report(code, message, self.model.at(key) if key else rng)
             unroll = self.model.lowered.unroll
             if unroll is not None and (isinstance(unroll, bool) or not isinstance(unroll, int)):
                 report("TS113", f"'unroll' must be a compile-time int or None, got {unroll!r}",

@@ -81,6 +81,8 @@ class TaskManager:
         for rid, m in resources.items():
             if rid in self._objects:
                 refresh_allocations(self._objects[rid], m)
+        for t in self.tasks:
+            _probe_domain(t)
         kernel = KernelModel(resources=resources, tasks=[t.model for t in self.tasks], options=options,
                              range=self._ts_range, arg_ranges=args)
         entries = dict_entries(self._ts_range, "resource_dependency_graph")
@@ -150,6 +152,21 @@ class TaskManager:
         return mermaid_graph(self.kernel, direction, include_resource_details, collapse_work_queue_edges)
 
     get_mermaid_string_dependency_graph = get_marmaid_string_dependency_graph
+
+
+def _probe_domain(task):
+    """A dynamic domain end is probed with tile (0, 0, 0) (as the reference does): a Python
+    int makes the checkers exact; anything else (a traced value, an error because the
+    getter needs a kernel) is RUNTIME and the checkers use their documented fallback."""
+    low = getattr(getattr(task, "model", None), "lowered", None)
+    if low is None or not low.dynamic_domain:
+        return
+    from .model.values import RUNTIME, is_static_int
+    try:
+        value = task.get_domain((0, 0, 0))
+    except Exception:
+        value = RUNTIME
+    low.domain_probe = value if is_static_int(value) else RUNTIME
 
 
 def expand_loop(task, dynamic_domain_fallback=1, opaque_assignment=None) -> list:

@@ -46,7 +46,11 @@ def run_program(path: str, entry: Optional[str] = "build", quiet: bool = True) -
                 sys.modules[name] = module
                 spec.loader.exec_module(module)
                 if entry and hasattr(module, entry):
-                    getattr(module, entry)()
+                    result = getattr(module, entry)()
+                    # info notes are printed, not warned: read them off the manager(s) returned
+                    for obj in (result if isinstance(result, (tuple, list)) else (result,)):
+                        diags.extend(d for d in getattr(obj, "diagnostics", None) or ()
+                                     if getattr(d, "severity", None) is Severity.INFO)
         except Exception as exc:  # the program's first failing phase
             found = getattr(exc, "diagnostics", None)
             if found:

@@ -236,4 +236,7 @@ def allocator_model(alloc, space: str):
         data, barriers = alloc.total_tmem_columns, 0
     allocs = [AllocationModel(a.name, space, a.size_bytes if space == "smem" else a.num_columns,
                               getattr(a, "alignment", 1), a.offset or 0) for a in alloc.allocations]
-    return AllocatorModel(space, data, barriers, allocs, getattr(alloc, "_ts_range", UNKNOWN_RANGE))
+    out = AllocatorModel(space, data, barriers, allocs, getattr(alloc, "_ts_range", UNKNOWN_RANGE))
+    if hasattr(alloc, "model"):   # alias groups, for the allocator usage report
+        out.alias_groups = alloc.model().alias_groups
+    return out

@@ -229,8 +229,9 @@ class AllocatorModel:
     space: str = "smem"
     data_bytes: Any = 0
     barrier_bytes: Any = 0
-    allocations: list = field(default_factory=list)
+    allocations: list = field(default_factory=list)      # standalone allocations
     range: SourceRange = UNKNOWN_RANGE
+    alias_groups: list = field(default_factory=list)     # [[[AllocationModel] phase] group]
 
     @property
     def total(self):

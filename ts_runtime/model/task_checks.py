@@ -1,4 +1,4 @@
-"""Task-field checks at `Task(...)` (TS235, TS502, TS712), shared by both front ends."""
+"""Task-field checks at `Task(...)` (TS235, TS502, TS517, TS712), shared by both front ends."""
 from __future__ import annotations
 
 from .values import UNKNOWN, is_static_int
@@ -20,3 +20,17 @@ def check_task_fields(task, resources: dict):
     if len(wqs) > 1:
         yield ("TS502", f"Task '{task.name}': exactly one WorkQueue must be present in src_resources, "
                f"found {len(wqs)}", "src_resources")
+
+
+def check_lowered_task(task, resources: dict):
+    """Checks that need the lowered schedule (TS517); yields (code, message, keyword or None).
+
+    Both front ends call it right after lowering the task's schedule.
+    """
+    low = getattr(task, "lowered", None)
+    if low is None or low.skip_if is None:
+        return
+    wqs = [r for r in task.src if r in resources and resources[r].is_work_queue]
+    if not wqs:
+        yield ("TS517", f"Task '{task.name}': 'skip_if' requires exactly one WorkQueue in src_resources, found 0",
+               "src_resources")
