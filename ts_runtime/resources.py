@@ -478,6 +478,16 @@ class MemoryResource:
             return group
         return self
 
+    # The DSL carries `self` through runtime branches of @cute.jit work methods; tell it
+    # which values are traced (codegen.carry). Called only at kernel time.
+    def __extract_mlir_values__(self):
+        from .codegen.carry import resource_values
+        return resource_values(self)
+
+    def __new_from_mlir_values__(self, values):
+        from .codegen.carry import resource_from_values
+        return resource_from_values(self, values)
+
     def create(self):
         """Materialises the pipeline (kernel time; needs cutlass)."""
         if getattr(self, "pipeline_group", None) is not None:

@@ -128,7 +128,9 @@ class TaskManager:
             if d.severity is Severity.WARNING:    # info notes are printed (verbose), not warned
                 warn_finding(d)
         if errors:
-            raise ScheduleValidationError(errors)
+            exc = ScheduleValidationError(errors)
+            exc.all_diagnostics = list(diags)   # with the warnings and info notes
+            raise exc
 
     # ------------------------------------------------------------------ kernel time
     def setup_resources_and_tasks(self):

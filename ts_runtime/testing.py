@@ -55,6 +55,7 @@ def run_program(path: str, entry: Optional[str] = "build", quiet: bool = True) -
             found = getattr(exc, "diagnostics", None)
             if found:
                 diags.extend(found)
+                diags.extend(d for d in getattr(exc, "all_diagnostics", ()) if d.severity is Severity.INFO)
             else:
                 raise
         finally:

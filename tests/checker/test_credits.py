@@ -33,10 +33,12 @@ def test_missing_release_deadlocks():
     assert steps.count(("Prod", "ProducerCommit(buf)")) == 2
     assert steps.count(("Cons", "ConsumerWait(buf)")) == 2
     assert all(s.range.path == "kernel.py" for s in d.trace)
-    # the deterministic table simulation blocks at the same calls
+    # the deterministic table simulation blocks at the same calls, and points at the cause:
+    # the consumer reads 'buf' but never releases it (its last read is where release goes)
     t = finding(table_diags(k), "TS810")
-    assert t.range.line == p.lines[("buf", "acquire")][0]
-    assert related_lines(t) == [c.lines[("buf", "wait")][0]]
+    assert t.range.line == c.lines[("buf", "consumer_work")][-1]
+    assert related_lines(t) == [p.lines[("buf", "acquire")][0], c.lines[("buf", "wait")][0]]
+    assert "cause: 'Cons' has unpaired brackets on 'buf' (too few ConsumerRelease)" in t.message
 
 
 def test_missing_release_without_wraparound_is_leftover_acquire():
@@ -47,7 +49,8 @@ def test_missing_release_without_wraparound_is_leftover_acquire():
     diags = table_diags(k)
     assert codes(diags) == ["TS812"]
     d = diags[0]
-    assert d.range.line == p.lines[("buf", "acquire")][0]
+    # the consumer's last read of 'buf': the release belongs after it
+    assert d.range.line == c.lines[("buf", "consumer_work")][-1]
     assert d.message.startswith("2x ProducerAcquire from buf not matched by ConsumerRelease!")
     assert related_lines(d) == [c.lines[("buf", "wait")][0]]
 

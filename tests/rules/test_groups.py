@@ -44,7 +44,8 @@ CASES = {
     "fork-consumer-sizes-free": group_program([TA, M("TmaAsync", 1, 64, **L1)], "Fork"),
     "fork-mixed-consumer-kinds": group_program([TA, M("TmaUmma", 1, 1)], "Fork"),
     "merge-mixed-consumer-kinds": group_program([TA, M("TmaUmma", 1, 1)], "Merge", mark="TS467"),
-    "advance-flag-mismatch": group_program([TA, M("TmaAsync", 1, 128, advance_on_wait=True, **L1)], mark="TS463"),
+    "advance-flag-mismatch": group_program([TA, M("TmaAsync", 1, 128, advance_on_wait=True, **L1)], mark="TS463",
+                                           mark_member=1),
     "explicit-skips-derivation": group_program(
         [M("TmaAsync", 1, 4, advance_on_wait=True, **L1), M("TmaAsync", 1, 2, **L1)],
         explicit=M("TmaAsync", 1, 4, num_bytes=8192, **L1)),

@@ -223,12 +223,10 @@ def opaque_program() -> str:
 
 
 VALID_PIPE = pipe_program()
-BLOCKED = pipe_program(load=["src.consumer_work()", "buf.acquire()  # expect: TS810", "buf.producer_work()",
-                             "buf.commit()"],
-                       store=["buf.wait()", "buf.consumer_work()", "out.producer_work()"])
+BLOCKED = pipe_program(load=["src.consumer_work()", "buf.acquire()", "buf.producer_work()", "buf.commit()"],
+                       store=["buf.wait()", "buf.consumer_work()  # expect: TS810", "out.producer_work()"])
 EXTRA_COMMIT = pipe_program(load=LOAD + ["buf.commit()  # expect: TS811"])
-NOT_RELEASED = pipe_program(load=["src.consumer_work()", "buf.acquire()  # expect: TS812", "buf.producer_work()",
-                                  "buf.commit()"],
-                            store=["buf.wait()", "buf.consumer_work()", "out.producer_work()"],
+NOT_RELEASED = pipe_program(load=["src.consumer_work()", "buf.acquire()", "buf.producer_work()", "buf.commit()"],
+                            store=["buf.wait()", "buf.consumer_work()  # expect: TS812", "out.producer_work()"],
                             stages=4, iters=2)
 EXTRA_RELEASE = pipe_program(store=STORE + ["buf.release()  # expect: TS813"])

@@ -7,6 +7,7 @@ code, name, severity, phase, documentation and VALID/INVALID programs.
 from __future__ import annotations
 
 import inspect
+import sys
 
 from ..diagnostics import Severity
 from .base import Rule
@@ -20,6 +21,8 @@ def rule(code: str, name: str, doc: str, *, phase: str = "capture", severity=Sev
         "__doc__": inspect.cleandoc(doc), "code": code, "name": name, "phase": phase,
         "severity": severity, "VALID": list(valid), "INVALID": list(invalid),
         "open_reason": open_reason, "reference_exception": exc, "order": order,
-        "__module__": inspect.stack()[1].frame.f_globals.get("__name__", __name__),
+        # sys._getframe, not inspect.stack(): the latter reads source context for every frame
+        # and made loading the catalogue take seconds
+        "__module__": sys._getframe(1).f_globals.get("__name__", __name__),
     })
     return register(cls)

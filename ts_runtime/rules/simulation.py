@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ..checker.credits import EMPTY, FULL, CreditModel, Unknown, apply_moves
+from ..enums import ScheduleStage as S
 from ..checker.expand import (domain_probe, expand_task, iteration_count, opaque_keys,
                               table_fallback)
 from ..diagnostics import Related, Severity
@@ -220,8 +221,24 @@ class ScheduleBlocked(_TableRule):
         avail = [f"{c} {'commit' if p.kind == FULL else 'empty-stage'} credit(s) of '{p.name}'"
                  for p, c in zip(cm.pools, final) if c > 0 and (p.kind == FULL or c != p.initial)]
         tail = ("credits available: " + ", ".join(avail)) if avail else "no matching credit is available"
+        cause = _cause(kernel)
+        if cause is not None and cause[1] is not None:
+            t, e, missing, rid = cause
+            related = [Related(first, parts[0])] + related
+            parts.append(f"cause: '{t.name}' has unpaired brackets on '{kernel.name(rid)}' "
+                         f"(too few {missing.value})")
+            first = e.range
         yield self.diag("Schedule is blocked! " + "; ".join(parts) + f"; {tail}." + _note(sim),
                         first, related=related)
+
+
+def _cause(kernel, resource=None, want=None):
+    """The task whose own brackets on a resource do not pair up (model/balance.py)."""
+    from ..model.balance import imbalance
+    try:
+        return next(imbalance(kernel, lambda t: expand_task(t, table_fallback(kernel)), resource, want), None)
+    except Exception:   # the locator only refines the anchor; never lose the finding
+        return None
 
 
 def sim_credits_now(sim) -> list:
@@ -265,6 +282,7 @@ class _EndRule(_TableRule):
     sign = 1
     stage = None
     partner = None
+    cause_stage = None     # the excess stage that explains the leftover credit
 
     def check(self, kernel):
         sim = simulate_table(kernel)
@@ -279,7 +297,10 @@ class _EndRule(_TableRule):
             stage = getattr(S, self.stage)
             partner = getattr(S, self.partner)
             hit = _last(sim, cid, stage)
-            if hit is not None:
+            cause = _cause(kernel, cid, self.cause_stage) if self.cause_stage else None
+            if cause is not None and cause[1] is not None:
+                rng = cause[1].range
+            elif hit is not None:
                 x = sim.lists[hit[0]][hit[1]]
                 rng = x.entry.range
             else:
@@ -316,6 +337,7 @@ class CommitNotConsumed(_EndRule):
     sign = 1
     stage = "ProducerCommit"
     partner = "ConsumerWait"
+    cause_stage = S.ProducerCommit
 
     @staticmethod
     def text(n, name):
@@ -345,6 +367,7 @@ class AcquireNotReleased(_EndRule):
     sign = -1
     stage = "ProducerAcquire"
     partner = "ConsumerWait"
+    cause_stage = S.ConsumerWait
 
     @staticmethod
     def text(n, name):
@@ -374,6 +397,7 @@ class ReleaseWithoutAcquire(_EndRule):
     sign = 1
     stage = "ConsumerRelease"
     partner = "ProducerAcquire"
+    cause_stage = S.ConsumerRelease
 
     @staticmethod
     def text(n, name):

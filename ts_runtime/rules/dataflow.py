@@ -1,0 +1,760 @@
+"""TS301-TS327: data flow between work calls (tokens, task-local variables, slot routing).
+
+Capture-phase rules (TS301-TS312, TS314) are reported by the shared schedule builder
+(`ts_runtime.model.builder`); decoration / object-phase rules (TS313, TS315, TS318-TS320)
+by `ts_runtime.resources`, `ts_runtime.model.work_signature` and `ts_runtime.tracing`.
+Here they get their catalogue entries.
+
+The manager-phase rules TS321-TS326 (model.md §6 step 22, order 220) check each task's
+routing table `task.lowered.routes`: a route copies variable `src_var` of a writer entry
+into argument `dest_arg` of a reader entry. Capture only records routes from a consumer
+work call's `returns=` token to a later work call that takes it, so most of these checks
+guard routing tables built other ways; TS321 / TS322 also fire on captured schedules
+whose resource roles are wrong (together with TS201-TS203).
+
+TS316, TS317 and TS327 concern values a work body returns at kernel-trace time
+(codegen); they are declared with an open reason.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..diagnostics import Related, Severity
+from ..enums import ScheduleStage
+from ..model.lowered import HEAD, LOOP, TAIL
+from .base import Rule
+from .declare import rule
+from .registry import register
+from .roles import _examples, _FamilyRule, _Finding, _VALID, cached, combined, pipeline_program
+
+S = ScheduleStage
+W = Severity.WARNING
+_WRITER_STAGES = (S.ConsumerWork, S.ConsumerAuxWork)
+_SECTION_ORDER = {HEAD: 0, LOOP: 1, TAIL: 2}
+
+
+# --------------------------------------------------------------------------- TS321-TS326
+def _returned_vars(task) -> dict:
+    """step uid -> tuple of variable names the step writes (its `returns=`)."""
+    sched = getattr(task, "schedule", None)
+    if sched is None:
+        return {}
+    return {s.uid: tuple(s.returned or ()) for s in sched.walk_steps()}
+
+
+def _routing(kernel) -> list:
+    def compute(k):
+        out = []
+        for task in k.tasks:
+            low = task.lowered
+            if low is None or not low.routes:
+                continue
+            ents = low.entries
+            by_index = {e.index: e for e in ents}
+            order = {e.index: pos for pos, e in enumerate(combined(task))}
+            returned = _returned_vars(task)
+            src, dst = set(task.src), set(task.dst)
+            seen_dest = defaultdict(set)       # (reader, dest_arg) -> {src_var}
+            good = []
+            for rt in low.routes:
+                w, rd = by_index.get(rt.writer), by_index.get(rt.reader)
+                if w is None or rd is None:
+                    which = "writer" if w is None else "reader"
+                    out.append(_Finding("TS323", f"Task '{task.name}': slot route {rt.src_var!r} -> "
+                                        f"{rt.dest_arg!r} has no matching schedule entry for its {which} "
+                                        f"(index {rt.writer if w is None else rt.reader})",
+                                        (w or rd).range if (w or rd) else task.range))
+                    continue
+                if not isinstance(rt.src_var, str) or not rt.src_var \
+                        or not isinstance(rt.dest_arg, str) or not rt.dest_arg:
+                    out.append(_Finding("TS323", f"Task '{task.name}': slot route from {w.stage.value} on "
+                                        f"'{k.name(w.resource)}' has a malformed var route "
+                                        f"({rt.src_var!r} -> {rt.dest_arg!r}); a var route must be a non-empty "
+                                        "string", w.range))
+                    continue
+                wname, rname = k.name(w.resource), k.name(rd.resource)
+                ok = True
+                if w.stage not in _WRITER_STAGES:
+                    ok = False
+                    out.append(_Finding("TS321", f"Task '{task.name}': route writer {w.stage.value} on "
+                                        f"'{wname}' (call_id={w.call_idx}): only ConsumerAuxWork and ConsumerWork "
+                                        "slots can be writers", w.range,
+                                        [Related(rd.range, f"reader of '{rt.src_var}'")]))
+                elif w.resource not in src:
+                    ok = False
+                    out.append(_Finding("TS321", f"Task '{task.name}': route writer {w.stage.value} on "
+                                        f"'{wname}' (call_id={w.call_idx}) writes '{rt.src_var}', but the resource "
+                                        "is not in src_resources", w.range,
+                                        [Related(task.at("src_resources"), "src_resources"),
+                                         Related(rd.range, f"reader of '{rt.src_var}'")]))
+                if not rd.stage.is_work:
+                    ok = False
+                    out.append(_Finding("TS322", f"Task '{task.name}': route destination {rd.stage.value} on "
+                                        f"'{rname}': destinations must be on a *Work* stage", rd.range,
+                                        [Related(w.range, f"writer of '{rt.src_var}'")]))
+                elif rd.stage.is_producer and rd.resource not in dst:
+                    ok = False
+                    out.append(_Finding("TS322", f"Task '{task.name}': route destination {rd.stage.value} on "
+                                        f"'{rname}' (argument '{rt.dest_arg}') is at a producer stage and the "
+                                        "resource is not in dst_resources", rd.range,
+                                        [Related(task.at("dst_resources"), "dst_resources"),
+                                         Related(w.range, f"writer of '{rt.src_var}'")]))
+                elif rd.stage.is_consumer and rd.resource not in src:
+                    ok = False
+                    out.append(_Finding("TS322", f"Task '{task.name}': route destination {rd.stage.value} on "
+                                        f"'{rname}' (argument '{rt.dest_arg}') is at a consumer stage and the "
+                                        "resource is not in src_resources", rd.range,
+                                        [Related(task.at("src_resources"), "src_resources"),
+                                         Related(w.range, f"writer of '{rt.src_var}'")]))
+                seen_dest[(rt.reader, rt.dest_arg)].add(rt.src_var)
+                if ok:
+                    good.append((rt, w, rd))
+            for (reader, arg), names in seen_dest.items():
+                if len(names) > 1:
+                    rd = by_index[reader]
+                    out.append(_Finding("TS324", f"Task '{task.name}': routes multiple source vars "
+                                        f"{sorted(names)} to reader argument '{arg}' of {rd.stage.value} on "
+                                        f"'{k.name(rd.resource)}'", rd.range))
+            # linear most-recent-writer over the combined order (no loop carry)
+            for rt, w, rd in good:
+                if w.resource is None:
+                    continue
+                writers = [e for e in ents
+                           if e.resource == w.resource and e.stage in _WRITER_STAGES
+                           and rt.src_var in returned.get(e.step_uid, ())
+                           and order[e.index] < order[rd.index]]
+                if not writers:
+                    out.append(_Finding("TS325", f"Task '{task.name}': slot routing lists no writer of variable "
+                                        f"'{rt.src_var}' on '{k.name(w.resource)}' that precedes reader "
+                                        f"{rd.stage.value} on '{k.name(rd.resource)}' in the combined "
+                                        "Head/Loop/Tail order (loop-carried values are not modelled)", rd.range,
+                                        [Related(w.range, "the routed writer")]))
+                    continue
+                latest = max(writers, key=lambda e: order[e.index])
+                if latest.index != w.index:
+                    out.append(_Finding("TS326", f"Task '{task.name}': route of '{rt.src_var}' into "
+                                        f"{rd.stage.value} on '{k.name(rd.resource)}' violates the most-recent-"
+                                        "writer rule: a later write of the variable precedes the reader",
+                                        rd.range, [Related(latest.range, "the most recent writer"),
+                                                   Related(w.range, "the routed writer")]))
+        return out
+    return cached(kernel, "routing", compute)
+
+
+class _RoutingRule(_FamilyRule):
+    order = 220
+    _analysis = staticmethod(_routing)
+
+
+@register
+class RouteFromNonConsumerRead(_RoutingRule):
+    """A routed value whose writer is not a consumer read of a `src_resources` resource.
+
+    ## What it does
+    A route's writer must be a `ConsumerWork` / `ConsumerAuxWork` call on a resource the
+    task lists in `src_resources`.
+    ## Why is this bad?
+    Values flow from consumer reads into later work; a writer on a resource the task does
+    not consume is not synchronised with the data it claims to read.
+    ## Example
+    ```python
+    w = out.load()          # out is only in dst_resources
+    out.store(data=w)
+    ```
+    ## Use instead
+    Read the value from a source resource of the task (or list the resource in `src_resources`).
+    """
+    code = "TS321"
+    name = "route-from-non-consumer-read"
+
+
+@register
+class RouteIntoUndeclaredSide(_RoutingRule):
+    """A routed value delivered to a work call on a resource not declared for that side.
+
+    ## What it does
+    A route's destination must be a work stage; a producer-side destination must be in
+    `dst_resources`, a consumer-side one in `src_resources` (consumer-to-producer and
+    consumer-to-consumer routes are allowed).
+    ## Why is this bad?
+    The value is copied into the resource's store for that side; a resource the task does
+    not use on that side never reads it.
+    ## Example
+    ```python
+    v = src.load()
+    src.store(data=v)       # src is only in src_resources
+    ```
+    ## Use instead
+    Route the value into a work call of a `dst_resources` resource.
+    """
+    code = "TS322"
+    name = "route-into-undeclared-side"
+
+
+@register
+class MalformedRoutingTable(_RoutingRule):
+    """A slot-routing entry that does not match the schedule.
+
+    ## What it does
+    Checks that every route's writer and reader entries exist and that its variable and
+    argument names are non-empty strings.
+    ## Why is this bad?
+    The run-time copy of the value has no slot to read from or write to.
+    ## Example
+    A hand-built routing table whose reader index points past the schedule.
+    ## Use instead
+    Let `@schedule` capture build the routing table.
+    """
+    code = "TS323"
+    name = "malformed-routing-table"
+
+
+@register
+class ConflictingRoutesIntoArgument(_RoutingRule):
+    """Two different variables routed into one argument of one work call.
+
+    ## What it does
+    Each argument of a reader entry receives at most one source variable.
+    ## Why is this bad?
+    Both copies land in the same slot; which value the work sees depends on copy order.
+    ## Example
+    A routing table that feeds both `coord` and `item` into `store(data=...)`.
+    ## Use instead
+    Pass one token per argument (`@schedule` capture enforces this).
+    """
+    code = "TS324"
+    name = "conflicting-routes-into-argument"
+
+
+@register
+class RouteReaderBeforeWriter(_RoutingRule):
+    """A routed reader with no earlier writer of its variable in the combined order.
+
+    ## What it does
+    In head, loop (once) and tail order, some write of the routed variable on the
+    writer's resource must precede the reader. Loop-carried values (a loop-body reader
+    fed by a later loop-body writer) are not modelled and are rejected.
+    ## Why is this bad?
+    The reader would see the variable's default (or a previous tile's value), not the
+    value the route names.
+    ## Example
+    A routing table that feeds a head reader from a loop writer.
+    ## Use instead
+    Produce the value before the work call that consumes it.
+    """
+    code = "TS325"
+    name = "route-reader-before-writer"
+
+
+@register
+class RouteNotMostRecentWriter(_RoutingRule):
+    """A routed value that is not the most recent write of its variable.
+
+    ## What it does
+    Values are stored per resource and variable, so a later write overwrites an earlier
+    one; the routing must name the most recent writer before each reader.
+    ## Why is this bad?
+    The work call would receive the newer value, not the one the route claims.
+    ## Example
+    A routing table that feeds the first of two `load()` results into a later store.
+    ## Use instead
+    Route the latest token (`@schedule` capture rejects stale tokens, TS308).
+    """
+    code = "TS326"
+    name = "route-not-most-recent-writer"
+
+
+# --------------------------------------------------------------------------- declared (builder)
+rule("TS301", "missing-routed-input", """
+    A work call that does not supply one of the method's routed inputs.
+
+    ## What it does
+    Every non-Constexpr parameter without a default must get a token, positionally or
+    as `name=token`.
+    ## Why is this bad?
+    The method would run without the value it reads.
+    ## Example
+    ```python
+    out.store()
+    ```
+    ## Use instead
+    ```python
+    out.store(data=v)
+    ```
+    """)
+rule("TS302", "too-many-positional-inputs", """
+    More positional tokens than the work method has positional inputs.
+
+    ## What it does
+    Positional tokens bind to positional-or-keyword inputs in order; keyword-only inputs
+    must be passed by name.
+    ## Why is this bad?
+    A token has no parameter to go to.
+    ## Example
+    ```python
+    out.store(v, w)
+    ```
+    ## Use instead
+    ```python
+    out.store(v)
+    ```
+    """)
+rule("TS303", "input-bound-twice", """
+    An input passed both positionally and by keyword.
+
+    ## What it does
+    Rejects `store(v, data=w)` when `data` is the first positional input.
+    ## Why is this bad?
+    Two tokens for one slot: which one wins is undefined.
+    ## Example
+    ```python
+    out.store(v, data=v)
+    ```
+    ## Use instead
+    ```python
+    out.store(data=v)
+    ```
+    """)
+rule("TS304", "unknown-work-argument", """
+    A keyword argument the work method does not declare.
+
+    ## What it does
+    Keyword names must be parameters of the method.
+    ## Why is this bad?
+    The value would be silently dropped.
+    ## Example
+    ```python
+    out.store(data=v, value=v)
+    ```
+    ## Use instead
+    ```python
+    out.store(data=v)
+    ```
+    """)
+rule("TS305", "none-routed-input", """
+    `None` passed for a routed input.
+
+    ## What it does
+    Rejects `store(data=None)`.
+    ## Why is this bad?
+    Routed inputs are filled from work outputs at run time; `None` names no output.
+    ## Example
+    ```python
+    out.store(data=None)
+    ```
+    ## Use instead
+    Give the parameter a default in the method, or pass a token.
+    """)
+rule("TS306", "literal-routed-input", """
+    A literal (not a work-call token) passed for a routed input.
+
+    ## What it does
+    Routed inputs accept only tokens returned by `@consumer_work(returns=...)` calls.
+    ## Why is this bad?
+    Literals are not recorded at capture; run time would pass nothing.
+    ## Example
+    ```python
+    out.store(data=3)
+    ```
+    ## Use instead
+    Make the parameter a keyword-only `cutlass.Constexpr` argument, or pass a token.
+    """)
+rule("TS307", "token-without-variable", """
+    A token without a variable (from a pipeline op or untyped work) passed as a routed input.
+
+    ## What it does
+    Only outputs of consumer work declared with `returns=` carry a value.
+    ## Why is this bad?
+    There is nothing to route.
+    ## Example
+    ```python
+    t = smem.acquire()
+    out.store(data=t)
+    ```
+    ## Use instead
+    Route the result of a `@consumer_work(returns=...)` call.
+    """)
+rule("TS308", "stale-routed-token", """
+    A routed token that is no longer the latest handle for its variable.
+
+    ## What it does
+    Producing a variable again makes older tokens for it stale.
+    ## Why is this bad?
+    Values are stored per resource and variable; the reader would get the newer value.
+    ## Example
+    ```python
+    v = smem.read()
+    w = smem.read()
+    out.store(data=v)
+    ```
+    ## Use instead
+    Consume each value before producing the variable again.
+    """)
+rule("TS309", "token-for-constexpr-argument", """
+    A token passed for a `Constexpr` parameter.
+
+    ## What it does
+    `cutlass.Constexpr` parameters take compile-time literals only.
+    ## Why is this bad?
+    The value is baked into the generated code; a run-time value cannot be.
+    ## Example
+    ```python
+    out.put(data=v, part=v)
+    ```
+    ## Use instead
+    ```python
+    out.put(data=v, part=1)
+    ```
+    """)
+rule("TS310", "missing-constexpr-argument", """
+    A required `Constexpr` parameter not supplied.
+
+    ## What it does
+    Keyword-only `cutlass.Constexpr` parameters without a default must be passed.
+    ## Why is this bad?
+    The generated code needs the value.
+    ## Example
+    ```python
+    out.put(data=v)
+    ```
+    ## Use instead
+    ```python
+    out.put(data=v, part=0)
+    ```
+    """)
+rule("TS311", "single-token-unpacked", """
+    A single-output token unpacked or indexed.
+
+    ## What it does
+    Only methods with several `returns=` names return a tuple of tokens.
+    ## Why is this bad?
+    The call produces one value.
+    ## Example
+    ```python
+    a, b = src.load()
+    ```
+    ## Use instead
+    ```python
+    v = src.load()
+    ```
+    """)
+rule("TS312", "unconsumed-work-output", """
+    A `returns=` output that is never routed nor used as a condition.
+
+    ## What it does
+    Warns when a produced variable (not of a WorkQueue) is never passed to a later work
+    call or `when_true` / `when_false`.
+    ## Why is this bad?
+    The value is computed and stored for nothing; often a forgotten argument.
+    ## Example
+    ```python
+    v = src.load()          # v is never used
+    ```
+    ## Use instead
+    Pass the token on, or drop `returns=` from the method.
+    """, severity=W)
+rule("TS313", "invalid-returns", """
+    A malformed `@consumer_work(returns=...)`.
+
+    ## What it does
+    `returns=` must be a name, a `TaskLocalVariable` field, or a non-empty list / tuple
+    of those, without empty strings or duplicates (and only on consumer work).
+    ## Why is this bad?
+    The outputs cannot be mapped to task-local variables.
+    ## Example
+    ```python
+    @consumer_work(returns=())
+    ```
+    ## Use instead
+    ```python
+    @consumer_work(returns=item)
+    ```
+    """, phase="decorate", exc="ValueError")
+rule("TS314", "returns-unknown-variable", """
+    A `returns=` name that is not a task-local variable of the resource.
+
+    ## What it does
+    Each declared output must name a `TaskLocalVariable` field of the resource.
+    ## Why is this bad?
+    There is no slot to store the value in.
+    ## Example
+    ```python
+    @consumer_work(returns="coord")     # the class has no `coord` field
+    ```
+    ## Use instead
+    Declare `coord: object = TaskLocalVariable.uninitialized()` and assign it in `__post_init__`.
+    """)
+rule("TS315", "consumer-work-returns-dict", """
+    Consumer work that returns a dict literal.
+
+    ## What it does
+    Checks the method's source for `return {...}` when it is decorated.
+    ## Why is this bad?
+    Outputs are matched to `returns=` by position; a dict is one value, not named outputs.
+    ## Example
+    ```python
+    return {"item": 1}
+    ```
+    ## Use instead
+    Declare `returns=(...)` and return a tuple.
+    """, phase="decorate")
+rule("TS316", "returned-value-count", """
+    Consumer work returning a different number of values than it declares.
+
+    ## What it does
+    The number of returned values must equal the number of `returns=` names (without
+    `returns=`, a value only when the resource has exactly one task-local variable).
+    ## Why is this bad?
+    Outputs cannot be assigned to their variables.
+    ## Example
+    `returns=("a", "b")` with `return a`.
+    ## Use instead
+    Return one value per declared output.
+    """, phase="codegen", exc="TypeError",
+     open_reason="checked on the values a work body returns while the kernel is traced; ts_runtime.codegen "
+                 "does not exist yet and a static check would need the body's control flow")
+rule("TS317", "returned-value-dtype", """
+    A returned value incompatible with its `TaskLocalVariable` dtype.
+
+    ## What it does
+    Each returned value must match the dtype of the variable it is stored in.
+    ## Why is this bad?
+    The store would truncate or reinterpret the value.
+    ## Example
+    A Float32 returned into an Int32 variable.
+    ## Use instead
+    Convert in the work body, or declare the matching dtype.
+    """, phase="codegen", exc="TypeError",
+     open_reason="needs trace-time DSL values; ts_runtime.codegen does not exist yet")
+rule("TS318", "incomplete-task-local-variable", """
+    A `TaskLocalVariable(...)` without a dtype, or without exactly one of default / default_factory.
+
+    ## What it does
+    Checks the constructor arguments.
+    ## Why is this bad?
+    The variable's storage cannot be allocated and initialised.
+    ## Example
+    ```python
+    TaskLocalVariable(dtype=int)
+    ```
+    ## Use instead
+    ```python
+    TaskLocalVariable(dtype=int, default=0)
+    ```
+    """, phase="object")
+rule("TS319", "task-local-variable-reused", """
+    One `TaskLocalVariable` instance bound to two resource fields.
+
+    ## What it does
+    A variable object belongs to exactly one field of one resource.
+    ## Why is this bad?
+    Both fields would share one slot and overwrite each other.
+    ## Example
+    ```python
+    shared = TaskLocalVariable(dtype=int, default=0)
+    self.a = shared
+    self.b = shared
+    ```
+    ## Use instead
+    Create one `TaskLocalVariable` per field.
+    """, phase="object")
+rule("TS320", "uninitialized-task-local-variable", """
+    A field declared as a task-local variable that is never assigned a `TaskLocalVariable`.
+
+    ## What it does
+    A field annotated / defaulted with `TaskLocalVariable.uninitialized()` must be set to
+    a `TaskLocalVariable` in `__init__` / `__post_init__`.
+    ## Why is this bad?
+    The placeholder has no dtype or default.
+    ## Example
+    ```python
+    item: object = TaskLocalVariable.uninitialized()   # no __post_init__ assignment
+    ```
+    ## Use instead
+    ```python
+    def __post_init__(self):
+        self.item = TaskLocalVariable(dtype=int, default=0)
+    ```
+    """, phase="capture")
+rule("TS327", "routed-source-not-a-consumer-var", """
+    A routed source variable missing from the writer's consumer variables when slots are allocated.
+
+    ## What it does
+    When the kernel allocates the routing slots, every routed source name must exist in
+    the writer resource's consumer variables.
+    ## Why is this bad?
+    The copy has nothing to read.
+    ## Example
+    A resource whose `create_consumer_variables` drops a declared output.
+    ## Use instead
+    Declare outputs as `TaskLocalVariable` fields.
+    """, phase="codegen",
+     open_reason="raised while slots are allocated at kernel-trace time; ts_runtime.codegen does not exist "
+                 "yet, and captured schedules only route declared task-local variables")
+
+
+# --------------------------------------------------------------------------- examples
+_P = pipeline_program
+
+
+def _store(body_line: str, extra: str = "") -> str:
+    """Store-task schedule with `body_line` in place of `out.store(data=v)`."""
+    return f'''\
+    with domain_loop(0, 4, 1):
+        smem.wait()
+        v = smem.read()
+        smem.release()
+{extra}        {body_line}
+    '''
+
+
+_CONSTEXPR = '''
+
+@dataclass(kw_only=True)
+class Parts(MemoryResource):
+    @producer_work
+    def put(self, stage_info, data, *, part: "cutlass.Constexpr[int]"):
+        pass
+'''
+# `import ts_runtime` binds `cutlass` under the reference (the oracle rewrites the module
+# prefix), so both implementations can read the string annotation as cutlass.Constexpr.
+_PARTS = [("from dataclasses import dataclass\n", "from dataclasses import dataclass\n\nimport ts_runtime\n"),
+          ('Gmem(name="out")\n', 'Parts(name="out")\n')]
+
+_examples("TS301", [_VALID], [_P(store=_store("out.store()  # expect: TS301"))])
+_examples("TS302", [_VALID], [_P(store=_store("out.store(v, v)  # expect: TS302"))])
+_examples("TS303", [_VALID], [_P(store=_store("out.store(v, data=v)  # expect: TS303"))])
+_examples("TS304", [_VALID], [_P(store=_store("out.store(data=v, value=v)  # expect: TS304"))])
+_examples("TS305", [_VALID], [_P(store=_store("out.store(data=None)  # expect: TS305\n        out.store(data=v)"))])
+_examples("TS306", [_VALID], [_P(store=_store("out.store(data=3)  # expect: TS306\n        out.store(data=v)"))])
+_examples("TS307", [_VALID], [_P(store='''\
+    with domain_loop(0, 4, 1):
+        t = smem.wait()
+        v = smem.read()
+        smem.release()
+        out.store(data=t)  # expect: TS307
+        out.store(data=v)
+    ''')])
+_examples("TS308", [_VALID], [_P(store='''\
+    with domain_loop(0, 4, 1):
+        smem.wait()
+        v = smem.read()
+        w = smem.read()
+        smem.release()
+        out.store(data=v)  # expect: TS308
+        out.store(data=w)
+    ''')])
+_examples("TS309", [_P(store=_store("out.put(data=v, part=1)"), extra=_CONSTEXPR, subs=_PARTS)],
+          [_P(store=_store("out.put(data=v, part=v)  # expect: TS309"), extra=_CONSTEXPR, subs=_PARTS)])
+_examples("TS310", [_P(store=_store("out.put(data=v, part=1)"), extra=_CONSTEXPR, subs=_PARTS)],
+          [_P(store=_store("out.put(data=v)  # expect: TS310"), extra=_CONSTEXPR, subs=_PARTS)])
+_examples("TS311", [_VALID], [_P(load='''\
+    with domain_loop(0, 4, 1):
+        v, w = src.load()  # expect: TS311
+        smem.acquire()
+        smem.fill(data=v)
+        smem.commit()
+    ''')])
+_examples("TS312", [_VALID], [_P(store='''\
+    with domain_loop(0, 4, 1):
+        smem.wait()
+        v = smem.read()
+        out.store(data=v)
+        u = smem.read()  # expect: TS312
+        smem.release()
+    ''')])
+_examples("TS313", [_VALID], [_P(extra='''
+
+@dataclass(kw_only=True)
+class Probe(MemoryResource):
+    @consumer_work(returns=())  # expect: TS313
+    def peek(self, stage_info):
+        return 0
+''')])
+_examples("TS314", [_VALID], [_P(extra='''
+
+@dataclass(kw_only=True)
+class Coords(MemoryResource):
+    @consumer_work(returns="coord")
+    def load(self, stage_info):
+        return stage_info.loop_offset
+''', subs=[('src, smem, out = Gmem(name="src")', 'src, smem, out = Coords(name="src")'),
+           ("        v = src.load()\n", "        v = src.load()  # expect: TS314\n")])])
+_examples("TS315", [_VALID], [_P(extra='''
+
+@dataclass(kw_only=True)
+class Packet(MemoryResource):
+    item: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.item = TaskLocalVariable(dtype=int, default=0)
+
+    @consumer_work(returns=item)  # expect: TS315
+    def load(self, stage_info):
+        return {"item": 1}
+''')])
+_examples("TS318", [_VALID], [_P(extra='''
+
+@dataclass(kw_only=True)
+class Counter(MemoryResource):
+    count: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.count = TaskLocalVariable(dtype=int)  # expect: TS318
+''', subs=[('src, smem, out = Gmem(name="src")', 'counter = Counter(name="counter")\n'
+            '    src, smem, out = Gmem(name="src")')])])
+_TWIN = '''
+
+@dataclass(kw_only=True)
+class Twin(MemoryResource):
+    first: object = TaskLocalVariable.uninitialized()
+    second: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        shared = TaskLocalVariable(dtype=int, default=0)
+        self.first = shared
+        self.second = {second}
+
+    @consumer_work(returns=first)
+    def load(self, stage_info):
+        return stage_info.loop_offset
+'''
+_examples("TS319", [_P(extra=_TWIN.format(second="TaskLocalVariable(dtype=int, default=0)"),
+                       subs=[('src, smem, out = Gmem(name="src")', 'src, smem, out = Twin(name="src")')])],
+          [_P(extra=_TWIN.format(second="shared"),
+              subs=[('src, smem, out = Gmem(name="src")',
+                     'src, smem, out = Twin(name="src")')]).replace(
+              '    src, smem, out = Twin(name="src"), Smem(name="smem", pipeline_config=cfg), Gmem(name="out")',
+              '    src, smem, out = Twin(name="src"), Smem(name="smem", pipeline_config=cfg), Gmem(name="out")'
+              '  # expect: TS319')])
+_LAZY = '''
+
+@dataclass(kw_only=True)
+class Lazy(MemoryResource):
+    item: object = TaskLocalVariable.uninitialized()
+
+    @consumer_work(returns=item)
+    def load(self, stage_info):
+        return stage_info.loop_offset
+'''
+_examples("TS320", [_VALID], [_P(extra=_LAZY).replace(
+    '    src, smem, out = Gmem(name="src"), Smem(name="smem", pipeline_config=cfg), Gmem(name="out")',
+    '    src, smem, out = Lazy(name="src"), Smem(name="smem", pipeline_config=cfg), Gmem(name="out")'
+    '  # expect: TS320')])
+
+# manager phase
+# TS321 / TS322 on a captured schedule always come with TS201-TS203 on the same entry, and
+# the engine keeps only that root cause (engine.CONSEQUENCES); tests/rules/test_dataflow.py
+# checks them on hand-built routing tables.
+for _code in ("TS321", "TS322", "TS323", "TS324", "TS325", "TS326"):
+    _examples(_code, [_VALID, _P(load='''\
+    v = src.load()
+    with domain_loop(0, 4, 1):
+        smem.acquire()
+        smem.fill(data=v)
+        smem.commit()
+        v = src.load()
+    smem.acquire()
+    smem.fill(data=v)
+    smem.commit()
+    ''', store=_store("out.store(data=v)").replace("domain_loop(0, 4, 1)", "domain_loop(0, 5, 1)"))])
