@@ -140,8 +140,16 @@ class TSValueError(ValueError):
         self.diagnostics = list(diagnostics)
 
 
+class TSAttributeError(AttributeError):
+    """AttributeError carrying diagnostics (unknown method on a schedule proxy, TS224)."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()):
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
 _EXC = {TypeError: TSTypeError, AssertionError: TSAssertionError, RuntimeError: TSRuntimeError,
-        ValueError: TSValueError}
+        ValueError: TSValueError, AttributeError: TSAttributeError}
 
 
 def raise_finding(code: str, exc_type: type, message: str, range: Optional[SourceRange] = None):

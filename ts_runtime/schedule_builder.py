@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .diagnostics import ScheduleError, Severity, warn_finding
+from .diagnostics import ScheduleError, Severity, TSAttributeError, warn_finding
 from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
 from .model import builder as _b
 from .model.schedule import Block, ScheduleModel, Step, Token
@@ -165,7 +165,7 @@ class ResourceProxy:
         if b.resolve(ref, attr, rng) is None:
             d = b.diagnostics[-1]
             if d.code == "TS224":
-                raise AttributeError(f"TS224: {d.message} ({d.range})")
+                raise TSAttributeError(f"TS224: {d.message} ({d.range})", [d])
             raise ScheduleError(f"{d.code}: {d.message} ({d.range})", [d])
 
         def call(*args, **kwargs):

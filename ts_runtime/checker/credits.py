@@ -275,6 +275,14 @@ class CreditModel:
                 moves.append(self._move(p, stage, delta, n))
             return StepCredit(-1, tuple(moves)) if moves else NO_CREDIT
         if not tracked(r):
+            if self.mode == "table" and r.pipeline is None and not r.is_group and not r.is_barrier:
+                # the reference's table run also counts pipeline ops on unpipelined
+                # resources (no stages: nothing to acquire, commits never consumed)
+                p = self.pool(r.rid, 0, kind)
+                if p is None:
+                    p = self._pool(r.rid, 0, kind, 0)
+                mv = self._move(p, stage, delta, self._participants(r.rid, stage))
+                return StepCredit(p if blocking else -1, (mv,))
             return NO_CREDIT
         grp = res.get(r.group) if r.group is not None else None
         if grp is not None and grp.group_mode is PipelineGroupMode.FusedMerge and stage is Cmt:

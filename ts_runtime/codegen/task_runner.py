@@ -287,7 +287,7 @@ class TaskEmitter:
         head = [e for e in head if not e.pre_wtl]
         tail = [e for e in tail if not e.post_wtl]
         self.tile = st[tile_key]
-        self.set_bounds()
+        self.set_bounds(dynamic=False)      # the tile may be invalid: no get_domain() here
         self.run_entries(pre, 0)
         skip_fn = self._skip_callable()
 
@@ -309,6 +309,7 @@ class TaskEmitter:
             self.run_entries(tail, st["last"], run)
         dyn_while(st, cond, body)
         self.tile = st[tile_key]
+        self.set_bounds(dynamic=False)
         self.run_entries(post, 0)
 
     def _skip_callable(self):
@@ -331,8 +332,9 @@ class TaskEmitter:
             return lambda tile: fn(wq, tile)
         return lambda tile: fn(tile)
 
-    def set_bounds(self):
-        """Live (start, end, step) of the domain loop for the current tile."""
+    def set_bounds(self, dynamic: bool = True):
+        """Live (start, end, step) of the domain loop for the current tile (a dynamic
+        end is only evaluated when `dynamic`; otherwise it is None)."""
         node = None
         for n in _walk_blocks(self.task.schedule.model.body):
             if n.kind == "domain_loop":
@@ -352,7 +354,10 @@ class TaskEmitter:
         else:
             start, end, step = live
         if callable(end) and not hasattr(end, "ir_value"):
-            end = end(self.task, self.tile.tile_idx) if not inspect.ismethod(end) else end(self.tile.tile_idx)
+            if not dynamic:
+                end = None
+            else:
+                end = end(self.task, self.tile.tile_idx) if not inspect.ismethod(end) else end(self.tile.tile_idx)
         if isinstance(end, DynamicBound):
             raise NotImplementedError("dynamic domain bound without a live callable")
         self.bounds = (start, end, step)

@@ -34,6 +34,9 @@ class Rule:
     INVALID: ClassVar[list] = []
     open_reason: ClassVar[Optional[str]] = None   # set when not implemented, with why
     reference_exception: ClassVar[str] = "ValueError"  # what the reference raises (for parity)
+    # "build": the reference checks it when the TaskManager is built (host side);
+    # "kernel": only while tracing the kernel — ts reports it earlier, at build time
+    reference_checks_at: ClassVar[str] = "build"
 
     @classmethod
     def doc(cls) -> str:

@@ -45,6 +45,10 @@ def ping_pong_resources(kernel) -> list:
     return out
 
 
+def _ping_pong_edge(kernel, rid):
+    return next(e for e in kernel.graph if e.upstream == rid and e.downstream == rid)
+
+
 def _first_edges(kernel, attr) -> dict:
     """rid -> first GraphEdge whose `attr` ("downstream" / "upstream") is that rid."""
     out = {}
@@ -185,19 +189,17 @@ class OneSidedPingPong(Rule):
 
     def check(self, kernel):
         used = _used(kernel)
-        edges = _first_edges(kernel, "downstream")
         for rid in ping_pong_resources(kernel):
             if rid not in used:
                 continue          # TS351 reports it
             has_src = any(rid in t.src for t in kernel.tasks)
             has_dst = any(rid in t.dst for t in kernel.tasks)
             if not (has_src and has_dst):
-                edge = next(e for e in kernel.graph if e.upstream == rid and e.downstream == rid)
                 missing = "src_resources (no consumer)" if not has_src else "dst_resources (no producer)"
                 yield self.diag(f"resource_dependency_graph: ping-pong self-edge on '{kernel.name(rid)}' "
                                 "requires at least one task with the resource in src_resources and at least "
                                 f"one task with it in dst_resources; none has it in {missing}",
-                                edge.range if edge is not None else edges[rid].range)
+                                _ping_pong_edge(kernel, rid).range)
 
 
 @register
@@ -238,10 +240,6 @@ class ResourceMissingFromGraph(Rule):
                                 "dst_resources but does not appear anywhere in resource_dependency_graph",
                                 kernel.at("resource_dependency_graph"),
                                 related=[Related(where, f"used by task '{t.name}'")])
-
-
-def _ping_pong_edge(kernel, rid):
-    return next(e for e in kernel.graph if e.upstream == rid and e.downstream == rid)
 
 
 @register

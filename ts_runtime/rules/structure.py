@@ -818,3 +818,12 @@ _examples("TS112", [_VALID], [custom_program('''
                     schedule=None)  # expect: TS112
         return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
     ''')])
+
+# TS224 (declared in roles.py) is reported by the shared builder at capture
+if not RULES["TS224"].INVALID:
+    RULES["TS224"].INVALID = [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_itme(data=v)  # expect: TS224
+    ''')]
+    RULES["TS224"].VALID = RULES["TS224"].VALID or [_VALID]
