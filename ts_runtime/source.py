@@ -76,4 +76,16 @@ def caller_range(depth: int = 1) -> SourceRange:
                 end_col = pos[3]
         except (IndexError, ValueError):
             pass
-    return SourceRange(code.co_filename, line, col, end_line, end_col)
+    return SourceRange(code.co_filename, line, _chars(code.co_filename, line, col),
+                       end_line, _chars(code.co_filename, end_line, end_col))
+
+
+def _chars(path: str, line, byte_col):
+    """co_positions columns are UTF-8 byte offsets; ranges count code points (as libcst)."""
+    if byte_col is None or line is None:
+        return byte_col
+    import linecache
+    text = linecache.getline(path, line)
+    if not text or text.isascii():
+        return byte_col
+    return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))

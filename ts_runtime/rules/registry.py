@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from typing import Dict, Iterable, Optional
 
 from ..diagnostics import Diagnostic, Severity
@@ -24,15 +25,22 @@ def register(cls):
     return cls
 
 
+_lock = threading.RLock()
+
+
 def load_all() -> Dict[str, type]:
-    """Imports every module of ts_runtime.rules so each registers its rules."""
+    """Imports every module of ts_runtime.rules so each registers its rules (thread-safe:
+    the catalogue is complete before any caller sees it)."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        from . import __path__ as pkg_path
-        for mod in sorted(m.name for m in pkgutil.iter_modules(pkg_path)):
-            if mod not in ("base", "registry", "engine", "declare"):
-                importlib.import_module(f"{__package__}.{mod}")
+    if _loaded:
+        return RULES
+    with _lock:
+        if not _loaded:
+            from . import __path__ as pkg_path
+            for mod in sorted(m.name for m in pkgutil.iter_modules(pkg_path)):
+                if mod not in ("base", "registry", "engine", "declare", "docgen"):
+                    importlib.import_module(f"{__package__}.{mod}")
+            _loaded = True
     return RULES
 
 
