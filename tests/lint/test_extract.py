@@ -1,0 +1,782 @@
+"""ts_lint.extract: the static front end builds the same model, and finds the same
+findings at the same lines, as the tracing DSL (tests/lint/lint_parity.py compares both)."""
+import os
+import sys
+import textwrap
+
+import pytest
+
+from ts_runtime.diagnostics import Severity
+from ts_runtime.model.values import RUNTIME, UNKNOWN, DynamicBound
+from ts_runtime.testing import codes_and_lines, expected_findings
+
+from ts_lint.api import analyze_source, lint_file, lint_source
+
+from lint_parity import HEADER, assert_parity, lint_kernel, norm_kernel
+
+ALL = tuple(Severity)
+
+
+def lint_codes(src, **kw):
+    return codes_and_lines(lint_source(src, "program.py", **kw), ALL)
+
+
+# ---------------------------------------------------------------------------------- parity
+COPY = HEADER + '''
+def build(stages=2, consumer=128):
+    cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages, num_bytes=4096,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, consumer))
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    smem = Smem(name="smem", pipeline_config=cfg)
+    alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, 8, 1):
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, 8, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+
+    tasks = [
+        Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,
+             schedule=store_schedule(smem, out)),
+        Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=4, num_warps=1,
+             schedule=load_schedule(inp, smem)),
+    ]
+    graph = {
+        smem: [inp],
+        out: [smem],
+    }
+    return TaskManager(tasks=tasks, resource_dependency_graph=graph, smem_allocator=alloc,
+                       verbose=False)
+'''
+
+
+def test_copy_program_same_model_as_runtime(tmp_path):
+    assert_parity(COPY, tmp_path)
+
+
+def test_graph_edges_point_at_each_value_of_the_dict_literal(tmp_path):
+    k = lint_kernel(COPY)
+    names = {rid: r.label for rid, r in k.resources.items()}
+    lines = COPY.splitlines()
+    edges = {(names[e.downstream], names[e.upstream]): e.range for e in k.graph}
+    r = edges[("smem", "in")]
+    assert lines[r.line - 1][r.column:r.end_column] == "inp"
+    r = edges[("out", "smem")]
+    assert lines[r.line - 1][r.column:r.end_column] == "smem"
+
+
+def test_ranges_follow_the_runtime_anchors():
+    k = lint_kernel(COPY)
+    lines = COPY.splitlines()
+    store = k.tasks[0]
+    assert lines[store.range.line - 1].strip().startswith("Task(name=\"StoreTask\"")
+    r = store.arg_ranges["warp_idx"]
+    assert lines[r.line - 1][r.column:r.end_column] == "0"
+    e = store.lowered.entries[0]            # smem.try_wait(): the whole call expression
+    assert lines[e.range.line - 1][e.range.column:e.range.end_column] == "smem.try_wait()"
+    smem = next(r for r in k.resources.values() if r.name == "smem")
+    assert lines[smem.range.line - 1][smem.range.column:smem.range.end_column] == \
+        'Smem(name="smem", pipeline_config=cfg)'
+    r = smem.pipeline.at("consumer_group")
+    assert lines[r.line - 1][r.column:r.end_column] == "CooperativeGroup(Agent.Thread, consumer)"
+    wm = smem.work_methods["tma_load"]     # work methods: the first decorator's line, column 0
+    assert lines[wm.range.line - 1].strip() == "@producer_work" and wm.range.column == 0
+
+
+FEATURES = HEADER + '''
+import argparse as _ap
+from ts_runtime import pipeline as tsp
+
+STAGES = 2
+TILE = (64, 32)
+BYTES = TILE[0] * TILE[1] * 2
+
+
+def pick(n):
+    if n > 1:
+        return n
+    return 1
+
+
+class Config:
+    def __init__(self, stages):
+        self.stages = pick(stages)
+        self.setup()
+
+    def setup(self):
+        self.consumers = sum(w * 32 for w in (2, 2))
+        self.cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+            num_stages=self.stages, num_bytes=BYTES,
+            producer_group=tsp.CooperativeGroup(tsp.Agent.Thread),
+            consumer_group=tsp.CooperativeGroup(tsp.Agent.Thread, self.consumers))
+
+
+def make_resources(cfg):
+    return InGmem(name="in"), Smem(name="smem", pipeline_config=cfg.cfg), OutGmem(name="out")
+
+
+def build():
+    cfg = Config(STAGES)
+    inp, smem, out = make_resources(cfg)
+    alloc = SmemAllocator()
+    for r in [smem]:
+        alloc.add_resource(r)
+    alloc.compute_layout()
+    n_iter = len(TILE) * 4
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, n_iter, 1):
+            idx = input_gmem.compute_coords()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, n_iter, 1):
+            smem.wait()
+            for _ in range(1):
+                v = smem.read_smem()
+                output_gmem.store(smem_val=v)
+            smem.release()
+
+    tasks = []
+    tasks.append(Task(name="Store", src_resources=[smem], dst_resources=[out], warp_idx=0,
+                      num_warps=cfg.consumers // 32, schedule=store_schedule(smem, out)))
+    tasks.append(Task(name="Load", src_resources=[inp], dst_resources=[smem], warp_idx=4,
+                      num_warps=1, schedule=load_schedule(inp, smem)))
+    return TaskManager(tasks=tasks, resource_dependency_graph={smem: [inp], out: [smem]},
+                       smem_allocator=alloc, verbose=False)
+'''
+
+
+def test_interpreter_features_same_model_as_runtime(tmp_path):
+    k = assert_parity(FEATURES, tmp_path)
+    store = k.tasks[0]
+    assert store.num_warps == 4 and store.lowered.domain_end == 8
+
+
+def test_import_styles_are_resolved_by_qualified_name():
+    plain = lint_kernel(COPY)
+    aliased = COPY.replace("from ts_runtime import schedule, domain_loop, consumer_work, producer_work, WorkAttr",
+                           "import ts_runtime as tsr; from ts_runtime import consumer_work as cw, producer_work, "
+                           "WorkAttr; schedule, domain_loop = tsr.schedule, tsr.domain_loop") \
+        .replace("@consumer_work", "@cw")
+    assert norm_kernel(lint_kernel(aliased)) == norm_kernel(plain)
+    ref = COPY.replace("ts_runtime", "cutlass.experimental.task_scheduling") \
+        .replace("from cutlass.experimental.task_scheduling.pipeline import CooperativeGroup, Agent",
+                 "from cutlass.pipeline import CooperativeGroup, Agent")
+    assert "ts_runtime" not in ref
+    a, b = norm_kernel(lint_kernel(ref)), norm_kernel(plain)
+    a.pop("mro"), b.pop("mro")
+    assert a == b
+
+
+def test_a_user_function_named_schedule_is_not_ts():
+    """The schedules are plain functions now: their blocks run outside any @schedule (TS101)."""
+    src = COPY.replace("from ts_runtime import schedule, domain_loop,",
+                       "from ts_runtime import domain_loop,") + textwrap.dedent('''
+
+        def schedule(fn):
+            return fn
+        ''')
+    from ts_runtime.testing import run_source
+    got = lint_codes(src)
+    assert got == {("TS101", 68)} == codes_and_lines(run_source(src), ALL)
+
+
+def test_shadowing_a_ts_name_locally():
+    src = COPY.replace("    tasks = [", "    TaskManager = dict\n    tasks = [", 1)
+    assert analyze_source(src, "program.py").kernels == []
+
+
+def test_conditional_import_fallback():
+    src = COPY.replace("from ts_runtime.task_manager import TaskManager",
+                       "try:\n    from cutlass.experimental.task_scheduling.task_manager import TaskManager\n"
+                       "except ImportError:\n    from ts_runtime.task_manager import TaskManager")
+    assert len(analyze_source(src, "program.py").kernels) == 1
+
+
+# ---------------------------------------------------------------------------------- exact findings
+INVALID = {
+    "decorate: positional-only parameter, at the first decorator": HEADER + '''
+@dataclass(kw_only=True)
+class Bad(MemoryResource):
+    @producer_work  # expect: TS230
+    def fill(self, stage_info, x, /):
+        pass
+''',
+    "reserved work-method name, reported at capture": HEADER + '''
+@dataclass(kw_only=True)
+class Bad(MemoryResource):
+    @producer_work  # expect: TS222
+    def acquire(self, stage_info):
+        pass
+
+
+def build():
+    b = Bad(name="b")
+
+    @schedule
+    def s(b):
+        with domain_loop(4):
+            b.producer_work()
+
+    return s(b)
+''',
+    "config keyword": HEADER + '''
+from ts_runtime.enums import SignalingThreads
+
+
+def build():
+    return PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=4, num_bytes=64,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, 32),
+        interleave_stride=3,  # expect: TS405
+    )
+''',
+    "task-local variable never initialised": HEADER + '''
+@dataclass(kw_only=True)
+class Half(MemoryResource):
+    item: object = TaskLocalVariable.uninitialized()
+
+    @consumer_work(returns=item)
+    def get(self, stage_info):
+        return 0
+
+
+def build():
+    h = Half(name="h")  # expect: TS320
+
+    @schedule
+    def s(h):
+        with domain_loop(4):
+            h.get()
+    return s(h)
+''',
+    "schedule argument that is not a resource": HEADER + '''
+def build():
+    @schedule
+    def s(x):
+        with domain_loop(4):
+            pass
+    return s(3)  # expect: TS221
+''',
+    "unknown proxy method, at the attribute": HEADER + '''
+def build():
+    inp = InGmem(name="in")
+
+    @schedule
+    def s(inp):
+        with domain_loop(4):
+            inp.nope()  # expect: TS224
+    return s(inp)
+''',
+    "unpacking a single token": HEADER + '''
+def build():
+    inp = InGmem(name="in")
+
+    @schedule
+    def s(inp):
+        with domain_loop(4):
+            a, b = inp.compute_coords()  # expect: TS311
+    return s(inp)
+''',
+    "empty dependency graph": HEADER + '''
+def build():
+    return TaskManager(tasks=[], resource_dependency_graph={})  # expect: TS350
+''',
+    "TaskLocalVariable without dtype": HEADER + '''
+@dataclass(kw_only=True)
+class R(MemoryResource):
+    v: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.v = TaskLocalVariable(default=0)  # expect: TS318
+
+
+def build():
+    return R(name="r")
+''',
+}
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_exact_code_and_line(name, tmp_path):
+    from ts_runtime.rules.registry import get
+    src = INVALID[name]
+    expected = set(expected_findings(src))
+    missing = [c for c, _ in expected if get(c) is None]
+    if missing:
+        pytest.skip(f"{missing} not in the rule catalogue yet")
+    got = lint_codes(src)
+    assert expected <= got, (expected, got)
+    errors = {c for c, _ in got if c < "TS900"}
+    assert errors <= {c for c, _ in expected}, got
+    from ts_runtime.testing import run_source
+    try:
+        runtime = codes_and_lines(run_source(src), ALL)
+    except AttributeError as exc:       # TS224 escapes as a plain AttributeError at run time
+        assert "TS224" in str(exc)
+        return
+    assert expected <= runtime, runtime
+
+
+def test_lint_reports_what_the_runtime_would_not_reach_only_once_per_cause():
+    """A capture error stops the runtime before Task(...): no task-phase cascade."""
+    src = HEADER + '''
+def build():
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+
+    @schedule
+    def copy(inp, out):
+        with domain_loop(0, 8, 1) as d:
+            v = inp.compute_coords()
+            out.store(smem_val=v)
+        with d.first_iter():  # expect: TS123
+            out.store(smem_val=v)
+
+    t = Task(name="t", src_resources=[inp], dst_resources=[out], warp_idx=0, num_warps=1,
+             schedule=copy(inp, out))
+    return TaskManager(tasks=[t], resource_dependency_graph={out: [inp]}, verbose=False)
+'''
+    assert {c for c, _ in lint_codes(src) if c < "TS900"} == {"TS123"}
+
+
+# ---------------------------------------------------------------------------------- kernels
+KERNEL = HEADER + '''
+import cutlass
+import cutlass.cute as cute
+
+NUM_WARPS = 4
+
+
+@cute.kernel
+def copy_kernel(n: cutlass.Int32, stages: cutlass.Constexpr):
+    bx, _, _ = cute.arch.block_idx()
+    cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages, num_bytes=4096,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, NUM_WARPS * 32))
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    smem = Smem(name="smem", pipeline_config=cfg)
+
+    @schedule
+    def load(inp, smem):
+        with domain_loop(bx, n, 1):
+            idx = inp.compute_coords()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store(smem, out):
+        with domain_loop(bx, n, 1):
+            smem.wait()
+            for i in cutlass.range_constexpr(2):
+                v = smem.read_smem()
+                out.store(smem_val=v)
+            smem.release()
+
+    tm = TaskManager(
+        tasks=[Task(name="Store", src_resources=[smem], dst_resources=[out], warp_idx=0,
+                    num_warps=NUM_WARPS, schedule=store(smem, out)),
+               Task(name="Load", src_resources=[inp], dst_resources=[smem], warp_idx=NUM_WARPS,
+                    num_warps=1, schedule=load(inp, smem))],
+        resource_dependency_graph={smem: [inp], out: [smem]})
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def launch(n: cutlass.Int32, stages: cutlass.Constexpr = 3):
+    copy_kernel(n, stages).launch(grid=(1, 1, 1), block=(160, 1, 1))
+'''
+
+
+def test_schedules_nested_in_a_cute_kernel_with_traced_values():
+    a = analyze_source(KERNEL, "k.py")
+    assert len(a.kernels) == 1 and a.kernel_roots == ["launch"]
+    k = a.kernels[0]
+    store = k.tasks[0]
+    assert store.lowered.domain_start is RUNTIME and store.lowered.domain_end is RUNTIME
+    assert [e.label for e in store.lowered.entries if e.label] == ["read_smem", "store"] * 2
+    smem = next(r for r in k.resources.values() if r.name == "smem")
+    assert smem.pipeline.num_stages == 3 and smem.pipeline.consumer_group_size == 128
+
+
+def test_argparse_defaults_reach_the_kernel_builder():
+    src = COPY.replace("def build(stages=2, consumer=128):", "def build(stages, consumer):") + '''
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--stages", type=int, default=3)
+    ap.add_argument("--consumer-threads", dest="consumer", type=int, default="64")
+    args = ap.parse_args()
+    build(args.stages, consumer=args.consumer)
+'''
+    k = analyze_source(src, "p.py").kernels[0]
+    smem = next(r for r in k.resources.values() if r.name == "smem")
+    assert (smem.pipeline.num_stages, smem.pipeline.consumer_group_size) == (3, 64)
+
+
+def test_unknown_values_stay_unknown_and_are_explained():
+    src = COPY.replace("def build(stages=2, consumer=128):", "def build(stages, consumer=128):")
+    a = analyze_source(src, "p.py")
+    smem = next(r for r in a.kernels[0].resources.values() if r.name == "smem")
+    assert smem.pipeline.num_stages is UNKNOWN
+    assert not [d for d in a.diagnostics if d.severity is Severity.INFO]
+    assert any("num_stages" in d.message for d in a.unknowns)
+    with_unknowns = lint_source(src, "p.py", explain_unknown=True)
+    assert any(d.code.startswith("TS95") and "num_stages" in d.message for d in with_unknowns)
+
+
+def test_unknown_condition_does_not_guess_a_branch():
+    src = COPY.replace("    inp, out = InGmem", "    if stages > some_global():\n        consumer = 32\n"
+                       "    inp, out = InGmem", 1)
+    a = analyze_source(src, "p.py", explain_unknown=True)
+    smem = next(r for r in a.kernels[0].resources.values() if r.name == "smem")
+    assert smem.pipeline.consumer_group_size == 128       # `consumer` was read before the `if`
+    k = a.kernels[0]
+    assert k.tasks[0].num_warps == 4
+
+
+def test_dynamic_domain_getter_on_a_task_subclass(tmp_path):
+    src = HEADER + '''
+class VarlenTask(Task):
+    def __init__(self, offsets, **kwargs):
+        super().__init__(**kwargs)
+        self._offsets = offsets
+
+    def get_domain(self, tile_coord):
+        return self._offsets[tile_coord[0] + 1] - self._offsets[tile_coord[0]]
+
+
+def build():
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+
+    @schedule
+    def copy(inp, out):
+        with domain_loop(0, VarlenTask.get_domain, 1):
+            v = inp.compute_coords()
+            out.store(smem_val=v)
+
+    t = VarlenTask([0, 4], name="t", src_resources=[inp], dst_resources=[out], warp_idx=0,
+                   num_warps=1, schedule=copy(inp, out))
+    return TaskManager(tasks=[t], resource_dependency_graph={out: [inp]}, verbose=False)
+'''
+    k = assert_parity(src, tmp_path)
+    end = k.tasks[0].lowered.domain_end
+    assert isinstance(end, DynamicBound) and end.name == "get_domain" and end.required_positional == 2
+
+
+def test_persistent_work_queue_subclass_and_groups(tmp_path):
+    src = HEADER + '''
+from ts_runtime import work_tile_loop
+from ts_runtime.enums import PipelineGroupMode
+from ts_runtime.pipeline_group import PipelineGroup
+from ts_runtime.resources import TileSchedulerConfig, WorkQueue
+
+
+@dataclass(kw_only=True, init=False)
+class Queue(WorkQueue):
+    def __init__(self, *, logical, **kwargs):
+        super().__init__(**kwargs)
+        self.logical = logical
+
+    def skip_work_tile_if(self, work_tile):
+        return work_tile.tile_idx[0] >= self.logical
+
+
+def build():
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    wq = Queue(logical=4, name="wq", tile_scheduler_config=(
+        TileSchedulerConfig.create_static_persistent_tile_scheduler_params(None)))
+
+    @schedule
+    def copy(inp, out, wq):
+        with work_tile_loop(wq, skip_if=Queue.skip_work_tile_if) as tiles:
+            with tiles.skippable(), domain_loop(0, 8, 1):
+                v = inp.compute_coords()
+                out.store(smem_val=v)
+            wq.try_wait()
+            wq.wait()
+            wq.get_and_advance_work_tile()
+            wq.release()
+
+    t = Task(name="t", src_resources=[inp, wq], dst_resources=[out], warp_idx=0, num_warps=1,
+             schedule=copy(inp, out, wq))
+    return TaskManager(tasks=[t], resource_dependency_graph={out: [inp, wq]}, verbose=False)
+'''
+    k = assert_parity(src, tmp_path)
+    low = k.tasks[0].lowered
+    assert low.skip_if.kind == "unbound_method" and low.work_queue is not None
+
+
+# ---------------------------------------------------------------------------------- robustness
+def test_syntax_error_is_ts000_at_its_location():
+    (d,) = lint_source("x = 1\ndef f(:\n    pass\n", "bad.py")
+    assert (d.code, d.range.path, d.range.line) == ("TS000", "bad.py", 2)
+
+
+def test_internal_failure_is_ts999_for_the_file(monkeypatch):
+    import ts_lint.extract.interpreter as interp
+
+    def boom(self, *args, **kwargs):
+        raise RuntimeError("kaboom")
+    monkeypatch.setattr(interp.Interpreter, "run_module", boom)
+    (d,) = lint_source("x = 1\n", "f.py")
+    assert d.code == "TS999" and "kaboom" in d.message and d.range.path == "f.py"
+
+
+def test_user_code_is_never_executed(tmp_path):
+    marker = tmp_path / "executed.txt"
+    src = HEADER + f'''
+import os
+import subprocess
+open({str(marker)!r}, "w").write("module body ran")
+os.system("touch {marker}")
+subprocess.run(["touch", {str(marker)!r}])
+__import__("os").system("touch {marker}")
+exec("open({str(marker)!r}, 'w')")
+
+
+def build():
+    open({str(marker)!r}, "w").write("build ran")
+    return TaskManager(tasks=[], resource_dependency_graph={{1: [2]}})
+
+
+if __name__ == "__main__":
+    build()
+'''
+    path = tmp_path / "prog.py"
+    path.write_text(src)
+    before = set(sys.modules)
+    lint_file(path, explain_unknown=True)
+    assert not marker.exists()
+    assert not [m for m in set(sys.modules) - before if m == "prog" or m.startswith(("cutlass", "torch"))]
+
+
+def test_never_imports_cutlass():
+    import subprocess
+    code = ("import sys; from ts_lint.api import lint_source; "
+            "lint_source(open('examples/05_gemm_schedule.py').read(), 'x.py'); "
+            "sys.exit(1 if any(m.split('.')[0] in ('cutlass', 'torch', 'cuda') for m in sys.modules) else 0)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert subprocess.run([sys.executable, "-c", code], cwd=root).returncode == 0
+
+
+def test_lint_file_reads_encoding_and_reports_unreadable(tmp_path):
+    p = tmp_path / "latin.py"
+    p.write_bytes(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n")
+    assert lint_file(p) == []
+    (d,) = lint_file(tmp_path / "missing.py")
+    assert d.code == "TS999"
+
+
+def test_budget_stops_runaway_loops():
+    src = "def build():\n    x = 0\n    while True:\n        x += 1\n"
+    assert [d.code for d in lint_source(src, "p.py")] == []
+
+
+def test_positions_match_libcst_position_provider():
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+    from ts_lint.extract.positions import Positions
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    src = open(os.path.join(root, "examples", "07_pipeline_groups.py")).read() + "\nx = {'é': [1,\n  2]}\n"
+    module = cst.parse_module(src)
+    ours = Positions(module, src, "p.py")
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    for node, r in theirs.items():
+        mine = ours.range(node)
+        assert (mine.line, mine.column, mine.end_line, mine.end_column) == \
+            (r.start.line, r.start.column, r.end.line, r.end.column), node
+
+
+def test_lazily_parsed_bodies_have_the_positions_of_a_full_parse():
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+    from ts_lint.extract.source import SourceFile
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    src = open(os.path.join(root, "examples", "05_gemm_schedule.py")).read()
+    full = cst.parse_module(src)
+    theirs = MetadataWrapper(full, unsafe_skip_copy=True).resolve(PositionProvider)
+    by_line = {}
+    for node in theirs:
+        if isinstance(node, cst.FunctionDef):
+            by_line[theirs[node.name].start.line] = node
+    sf = SourceFile(src, "x.py")
+    checked = 0
+    for line, span in sf._spans.items():
+        skeleton = next(n for n in _walk(sf.module) if isinstance(n, cst.FunctionDef)
+                        and sf.pos.line(n.name) == line)
+        mine, ref = list(_walk(sf.full(skeleton))), list(_walk(by_line[line]))
+        assert len(mine) == len(ref)
+        for a, b in zip(mine, ref):
+            r, p = sf.pos.range(a), theirs[b]
+            assert (r.line, r.column, r.end_line, r.end_column) == \
+                (p.start.line, p.start.column, p.end.line, p.end.column), (line, a)
+            checked += 1
+    assert checked > 500
+
+
+def _walk(node):
+    import libcst as cst
+    if isinstance(node, (cst.BaseExpression, cst.BaseSmallStatement, cst.BaseCompoundStatement,
+                         cst.SimpleStatementLine, cst.Arg, cst.Param, cst.Decorator)):
+        yield node
+    for c in node.children:
+        yield from _walk(c)
+
+
+MORE = HEADER + '''
+class K:
+    STAGES = 2
+    NAMES = ("a", "b")
+
+    @staticmethod
+    def consumers(n):
+        return n * 32
+
+
+@dataclass(kw_only=True)
+class BaseBuf(MemoryResource):
+    val: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.val = TaskLocalVariable(dtype=int, default=0)
+
+    @consumer_work(returns=val)
+    def read(self, stage_info):
+        return 0
+
+
+@dataclass(kw_only=True)
+class Buf(BaseBuf):
+    @producer_work
+    def fill(self, stage_info, gmem_idx):
+        pass
+
+
+def make_buf(**kw):
+    return Buf(**kw)
+
+
+def build():
+    cfg = PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=K.STAGES, producer_group=CooperativeGroup(Agent.Thread, 32),
+        consumer_group=CooperativeGroup(Agent.Thread, K.consumers(1)), cta_layout_vmnk=(1, 1, 1, 1))
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    bufs = [make_buf(name=f"buf_{n}", pipeline_config=cfg) for n in K.NAMES]
+
+    @schedule
+    def load(inp, b0, b1):
+        with domain_loop(0, 4, 1):
+            v = inp.compute_coords()
+            for b in (b0, b1):
+                b.acquire()
+            b0.fill(gmem_idx=v)
+            b1.fill(gmem_idx=v)
+            for b in (b0, b1):
+                b.commit()
+
+    @schedule
+    def store(b0, b1, out):
+        with domain_loop(0, 4, 1):
+            b0.wait()
+            b1.wait()
+            x = b0.read()
+            out.store(smem_val=x)
+            y = b1.read()
+            out.store(smem_val=y)
+            b0.release()
+            b1.release()
+
+    tasks = [Task(name="Load", src_resources=[inp], dst_resources=bufs, warp_idx=0, num_warps=1,
+                  schedule=load(inp, *bufs)),
+             Task(name="Store", src_resources=list(bufs), dst_resources=[out], warp_idx=1, num_warps=1,
+                  schedule=store(bufs[0], bufs[1], out))]
+    graph = {b: [inp] for b in bufs}
+    graph[out] = [b for b in bufs]
+    return TaskManager(tasks=tasks, resource_dependency_graph=graph, verbose=False)
+'''
+
+
+def test_comprehensions_inheritance_kwargs_and_class_constants(tmp_path):
+    k = assert_parity(MORE, tmp_path)
+    assert sorted(r.name for r in k.resources.values()) == ["buf_a", "buf_b", "in", "out"]
+
+
+NESTED = '''\
+from __future__ import annotations
+
+import dataclasses
+import ts_runtime as ts
+import ts_runtime.task as T
+from ts_runtime import resources as R
+from ts_runtime.task_manager import TaskManager as TM
+
+
+@dataclasses.dataclass(kw_only=True)
+class Src(R.MemoryResource):
+    item: R.TaskLocalVariable = R.TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.item = R.TaskLocalVariable(dtype=int, default=0)
+
+    @ts.consumer_work(returns="item")
+    def get(self, stage_info):
+        return 0
+
+
+@dataclasses.dataclass(kw_only=True)
+class Dst(R.MemoryResource):
+    @ts.producer_work
+    def put(self, stage_info, item: int, *, k: "cutlass.Constexpr[int]" = 0):
+        pass
+
+
+def build():
+    class Local(T.Task):
+        def get_domain(self, work_tile_coord):
+            return 4
+
+    src, dst = Src(name="src"), Dst(name="dst")
+
+    @ts.schedule
+    def copy(src, dst):
+        with ts.domain_loop(0, Local.get_domain, 1):
+            v = src.get()
+            dst.put(item=v, k=1)
+
+    t = Local(name="t", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+              schedule=copy(src, dst))
+    return TM(tasks=[t], resource_dependency_graph={dst: [src]}, verbose=False)
+'''
+
+
+def test_future_annotations_module_aliases_and_local_task_class(tmp_path):
+    k = assert_parity(NESTED, tmp_path)
+    low = k.tasks[0].lowered
+    assert low.entries[1].constexpr_kwargs == {"k": 1}
+    assert low.domain_end.owner.endswith("build.<locals>.Local")

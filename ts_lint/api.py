@@ -1,0 +1,153 @@
+"""ts-lint's entry points: static analysis of TS programs, without importing them.
+
+`lint_source` / `lint_file` return the findings of one module; `analyze_source` also
+returns the kernel models it built (one per analysed `TaskManager(...)` call and calling
+context) and the unresolved values (TS950 info findings). The source is parsed with
+libcst and interpreted abstractly (ts_lint.extract); the user's code is never imported
+or executed. The model, the checks and the Diagnostic objects are ts_runtime's, so a
+rule reports the same code at the same line as it does at run time.
+
+Never raises for a bad input: a syntax error is TS000 at its location, an internal
+failure on a file is TS999 for that file.
+"""
+from __future__ import annotations
+
+import io
+import os
+import tokenize
+import traceback
+from dataclasses import dataclass, field
+from typing import List
+
+from ts_runtime.diagnostics import Diagnostic
+from ts_runtime.source import SourceRange
+
+__all__ = ["Analysis", "analyze_source", "lint_source", "lint_file"]
+
+
+@dataclass
+class Analysis:
+    diagnostics: List[Diagnostic] = field(default_factory=list)
+    kernels: list = field(default_factory=list)          # [KernelModel]
+    unknowns: List[Diagnostic] = field(default_factory=list)
+    kernel_roots: List[str] = field(default_factory=list)  # root function of each kernel
+
+
+def _sort_key(d: Diagnostic):
+    return (d.range.line, d.range.column, d.code, d.message)
+
+
+def _dedupe(diags) -> list:
+    seen, out = set(), []
+    for d in diags:
+        key = (d.code, d.severity, d.message, d.range)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+    return out
+
+
+def analyze_source(source: str, path: str = "<string>", *, explain_unknown: bool = False,
+                   run_checker: bool = True) -> Analysis:
+    import gc
+    # parsing builds tens of thousands of short-lived objects: the cyclic collector would
+    # spend a third of the time scanning them (any cycles are collected after the call)
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(source, path, explain_unknown, run_checker)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool) -> Analysis:
+    from .extract.context import make
+    try:
+        import libcst as cst
+        from .extract.source import SourceFile
+        try:
+            src = SourceFile(source, path)
+        except cst.ParserSyntaxError as e:
+            return Analysis([_syntax_error(source, path, e)], [], [])
+        return _extract(src, path, explain_unknown, run_checker)
+    except RecursionError:
+        d = make("TS999", "internal error: the file is nested too deeply to analyse", SourceRange(path, 1, 0))
+        return Analysis([d], [], [])
+    except Exception as exc:
+        if os.environ.get("TS_DEBUG"):
+            traceback.print_exc()
+        d = make("TS999", f"internal error while analysing this file: {type(exc).__name__}: {exc}",
+                 SourceRange(path, 1, 0))
+        return Analysis([d], [], [])
+
+
+def _syntax_error(source: str, path: str, err) -> Diagnostic:
+    """TS000 where Python itself reports the error (libcst's position can be a line later)."""
+    import ast
+    from .extract.context import make
+    try:
+        ast.parse(source, path)
+    except SyntaxError as e:
+        line = e.lineno or 1
+        col = max(0, (e.offset or 1) - 1)
+        return make("TS000", f"syntax error: {e.msg}", SourceRange(path, line, col))
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    line, col = max(1, getattr(err, "raw_line", 1)), max(0, getattr(err, "raw_column", 0))
+    return make("TS999", f"ts-lint cannot parse this file (its parser, libcst, does not support this "
+                f"syntax): {str(getattr(err, 'message', err)).splitlines()[0]}", SourceRange(path, line, col))
+
+
+def _extract(src, path, explain_unknown, run_checker) -> Analysis:
+    from .extract.context import Budget, Context
+    from .extract.interpreter import Interpreter
+    from .extract.roots import run_roots
+    ctx = Context(path, src.pos, run_checker, src)
+    it = Interpreter(ctx, src.module)
+    for main in (False, True):
+        # import, then the entry points (zero-argument functions such as `build()`), then
+        # the `__main__` block (argparse defaults), then whatever TS code is still unreached
+        try:
+            it.run_module(main=main)
+        except Budget:
+            ctx.unknown(SourceRange(path, 1, 0), "analysis budget exhausted in the module body", "budget")
+        if not main:
+            run_roots(it, "entry")
+    run_roots(it, "rest")
+    if ctx.tasks_built and not ctx.kernels:
+        ctx.unknown(ctx.tasks_built[0].range, "tasks are built but no TaskManager(...) call was analysed "
+                    "for them: only capture, task and object checks ran", "manager")
+    diags = _dedupe(ctx.diagnostics)
+    unknowns = _dedupe(ctx.unknowns)
+    if explain_unknown:
+        diags = _dedupe(diags + unknowns)
+    diags.sort(key=_sort_key)
+    unknowns.sort(key=_sort_key)
+    return Analysis(diags, list(ctx.kernels), unknowns, list(ctx.kernel_roots))
+
+
+def lint_source(source: str, path: str = "<string>", *, explain_unknown: bool = False,
+                run_checker: bool = True) -> List[Diagnostic]:
+    """Findings of one module's source (sorted by position)."""
+    return analyze_source(source, path, explain_unknown=explain_unknown, run_checker=run_checker).diagnostics
+
+
+def read_source(path: str) -> str:
+    """A Python file's text, decoded like the interpreter would (PEP 263 coding cookie)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    text = data.decode(encoding)
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def lint_file(path, *, explain_unknown: bool = False, run_checker: bool = True) -> List[Diagnostic]:
+    from .extract.context import make
+    path = os.fspath(path)
+    try:
+        source = read_source(path)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return [make("TS999", f"cannot read {path}: {exc}", SourceRange(path, 1, 0))]
+    return lint_source(source, path, explain_unknown=explain_unknown, run_checker=run_checker)

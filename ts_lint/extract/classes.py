@@ -1,0 +1,231 @@
+"""Classes: definition, MRO, dataclass fields and generated `__init__`, work methods.
+
+A class body is executed like Python does (its methods become functions, decorators
+are applied); `@dataclass` is then interpreted from the annotations, and each
+`@consumer_work` / `@producer_work` method becomes a `WorkMethodModel` of the class.
+"""
+from __future__ import annotations
+
+from typing import List
+
+import libcst as cst
+
+from ts_runtime.source import SourceRange
+
+from .values import (
+    UNKNOWN, BuiltinFunc, ClassVal, DataclassField, FieldVal, FuncVal, InstanceVal, QualRef,
+)
+
+_INTERNAL = ("__ts_class__", "__ts_qualprefix__", "__ts_annotations__")
+
+
+def c3_mro(cls: ClassVal, bases: List[ClassVal]) -> List[ClassVal]:
+    seqs = [list(b.mro) for b in bases] + [list(bases)]
+    result = [cls]
+    while True:
+        seqs = [s for s in seqs if s]
+        if not seqs:
+            return result
+        head = None
+        for s in seqs:
+            cand = s[0]
+            if not any(cand in t[1:] for t in seqs):
+                head = cand
+                break
+        if head is None:            # inconsistent hierarchy: fall back to a DFS order
+            for s in seqs:
+                for k in s:
+                    if k not in result:
+                        result.append(k)
+            return result
+        result.append(head)
+        for s in seqs:
+            if s and s[0] is head:
+                s.pop(0)
+
+
+def external_class(it, qualname: str) -> ClassVal:
+    """A base class we cannot see (imported from elsewhere)."""
+    obj = it.ts.builtin_classes["object"]
+    k = ClassVal(qualname.rsplit(".", 1)[-1], qualname, module=qualname.rsplit(".", 1)[0]
+                 if "." in qualname else "", builtin="external")
+    k.mro = [k, obj]
+    return k
+
+
+def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
+    from .values import Scope
+    ts = it.ts
+    bases = []
+    for arg in node.bases:
+        if arg.keyword is not None:
+            continue
+        b = it.eval(arg.value, scope)
+        if isinstance(b, ClassVal):
+            bases.append(b)
+        elif isinstance(b, BuiltinFunc) and b.qualname == "builtins.object":
+            continue
+        elif isinstance(b, QualRef):
+            bases.append(external_class(it, b.qualname))
+        else:
+            bases.append(external_class(it, it.text(arg.value)))
+    if not bases:
+        bases = [ts.builtin_classes["object"]]
+    name = node.name.value
+    qual = it._qualname_in(scope, name)
+    cls = ClassVal(name, qual, module=it.module_name, bases=bases, node=node)
+    cls.mro = c3_mro(cls, bases)
+    body_scope = Scope("class", scope, it.module_scope)
+    body_scope.vars["__ts_class__"] = cls
+    body_scope.vars["__ts_qualprefix__"] = qual + "."
+    it.exec_block(node.body, body_scope)
+    ns = body_scope.vars
+    cls.annotations = ns.get("__ts_annotations__", [])
+    for k in _INTERNAL:
+        ns.pop(k, None)
+    cls.namespace = ns
+    for dec in reversed(node.decorators):
+        d = it.eval(dec.decorator, scope)
+        if isinstance(d, BuiltinFunc):
+            r = it.call(d, [cls], {}, dec.decorator)
+            if isinstance(r, ClassVal):
+                cls = r
+    finish_work_methods(it, cls)
+    return cls
+
+
+# ------------------------------------------------------------------ dataclasses
+def dataclass_decorator(it, args, kwargs, call):
+    if len(args) == 1 and isinstance(args[0], ClassVal) and not kwargs:
+        return process_dataclass(it, args[0], {})
+    if args:
+        return args[0]
+    opts = dict(kwargs)
+    return BuiltinFunc("dataclass", lambda i, a, k, c: process_dataclass(i, a[0], opts)
+                       if a and isinstance(a[0], ClassVal) else (a[0] if a else UNKNOWN),
+                       qualname="dataclasses.dataclass()")
+
+
+def _mentions(it, annotation, symbol: str) -> bool:
+    """Whether an annotation names TS `symbol` (through any alias) or spells it."""
+    if annotation is None:
+        return False
+    if symbol in it.text(annotation):
+        return True
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Name(self, n):
+            v = it.lookup(n.value, it.module_scope)
+            if getattr(v, "ts_name", None) == symbol:
+                found.append(n)
+    annotation.visit(V())
+    return bool(found)
+
+
+def process_dataclass(it, cls: ClassVal, opts: dict) -> ClassVal:
+    cls.is_dataclass = True
+    cls.dc_init = opts.get("init", True) is not False
+    cls.dc_kw_only = opts.get("kw_only", False) is True
+    fields = []
+    ns = cls.namespace
+    seen = set()
+    for target, annotation, _stmt in getattr(cls, "annotations", []):
+        if not isinstance(target, cst.Name):
+            continue
+        name = target.value
+        ann_text = it.text(annotation)
+        if "ClassVar" in ann_text or "InitVar" in ann_text:
+            continue
+        if name in seen:
+            fields = [f for f in fields if f.name != name]
+        seen.add(name)
+        f = DataclassField(name, annotation=annotation, kw_only=cls.dc_kw_only)
+        v = ns.get(name, _MISSING)
+        if isinstance(v, FieldVal):
+            f.has_default, f.default = v.has_default, v.default
+            f.default_factory = v.default_factory
+            f.init = v.init
+            if v.kw_only is not None:
+                f.kw_only = v.kw_only is True
+            f.tlv_placeholder = v.tlv
+            v.name = name
+            if v.has_default:
+                ns[name] = v.default
+            else:
+                ns.pop(name, None)
+        elif v is not _MISSING:
+            f.has_default, f.default = True, v
+        f.tlv_declared = f.tlv_placeholder or _mentions(it, annotation, "TaskLocalVariable")
+        fields.append(f)
+    cls.own_fields = fields
+    return cls
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+def all_fields(cls: ClassVal) -> List[DataclassField]:
+    """Dataclass fields of `cls` (bases first; a redefinition keeps its position)."""
+    out: dict = {}
+    for k in reversed(cls.mro):
+        if k.is_dataclass:
+            for f in k.own_fields:
+                out[f.name] = f
+    return list(out.values())
+
+
+def dataclass_init(it, k: ClassVal, inst: InstanceVal, args, kwargs, call_node):
+    """The `__init__` that @dataclass generates for class `k`, run on `inst`."""
+    fields = all_fields(k)
+    values = {}
+    pos_fields = [f for f in fields if f.init and not f.kw_only]
+    for f, a in zip(pos_fields, args):
+        values[f.name] = a
+    init_names = {f.name for f in fields if f.init}
+    for name, v in kwargs.items():
+        if name in init_names:
+            values[name] = v
+    for f in fields:
+        if f.init and f.name in values:
+            val = values[f.name]
+        elif f.has_default:
+            val = f.default
+        elif f.default_factory is not None:
+            val = it.call(f.default_factory, [], {}, call_node)
+        else:
+            val = UNKNOWN
+        it.setattr(inst, f.name, val, call_node)
+    call_post_init(it, inst, call_node)
+    return None
+
+
+def call_post_init(it, inst: InstanceVal, call_node):
+    owner, fn = inst.cls.lookup("__post_init__")
+    if owner is None:
+        return
+    if isinstance(fn, BuiltinFunc):
+        fn.impl(it, [inst], {}, call_node)
+    elif isinstance(fn, FuncVal):
+        it.call_function(fn, [inst], {}, call_node)
+
+
+# ------------------------------------------------------------------ work methods
+def finish_work_methods(it, cls: ClassVal):
+    """Turns the class's decorated work methods into WorkMethodModels (`cls.work`)."""
+    from ts_runtime.model.kernel import WorkMethodModel
+    from .tsapi import WorkMethodVal
+    for name, v in cls.namespace.items():
+        if not isinstance(v, WorkMethodVal):
+            continue
+        if v.failed:
+            cls.decorate_error = True
+        if v.unknown:
+            cls.unknown_work = True
+        rng = SourceRange(it.ctx.path, v.line)
+        cls.work[name] = WorkMethodModel(name, v.stage, (), list(v.params), rng, cls.full_qualname)
+        cls.work[name]._ts_raw_returns = v.returns

@@ -1,0 +1,574 @@
+"""Expressions: values of names, literals, operators, attributes, subscripts and calls."""
+from __future__ import annotations
+
+import enum
+import operator
+from typing import Optional
+
+import libcst as cst
+
+from .values import (
+    BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DtypeVal, FieldVal, FuncVal, InstanceVal,
+    is_abstract, is_concrete, NamespaceVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
+    UNKNOWN,
+)
+
+
+_BINOPS = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow, cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift,
+    cst.BitOr: operator.or_, cst.BitAnd: operator.and_, cst.BitXor: operator.xor,
+    cst.MatrixMultiply: operator.matmul,
+}
+
+
+_CMPOPS = {
+    cst.Equal: operator.eq, cst.NotEqual: operator.ne, cst.LessThan: operator.lt,
+    cst.LessThanEqual: operator.le, cst.GreaterThan: operator.gt,
+    cst.GreaterThanEqual: operator.ge,
+}
+
+
+def _numeric(v) -> bool:
+    return isinstance(v, (int, float)) or v is RUNTIME or isinstance(v, enum.IntFlag)
+
+
+def binop(op, a, b):
+    """`a op b` on abstract values."""
+    if a is UNKNOWN or b is UNKNOWN:
+        return UNKNOWN
+    if a is RUNTIME or b is RUNTIME:
+        other = b if a is RUNTIME else a
+        return RUNTIME if (other is RUNTIME or _numeric(other) or isinstance(other, DtypeVal)) else UNKNOWN
+    if op is operator.add and isinstance(a, (list, tuple)) and type(a) is type(b):
+        return a + b
+    if op is operator.mul and isinstance(b, (list, tuple, str, bytes)) and isinstance(a, int):
+        a, b = b, a
+    if op is operator.mul and isinstance(a, (list, tuple, str, bytes)) and isinstance(b, int) \
+            and not isinstance(b, bool):
+        return a * b if 0 <= b and len(a) * b <= 10_000 else UNKNOWN
+    if not (is_concrete(a) and is_concrete(b)):
+        return UNKNOWN
+    if op is operator.pow and isinstance(b, int) and abs(b) > 4096:
+        return UNKNOWN
+    if op is operator.lshift and isinstance(b, int) and b > 4096:
+        return UNKNOWN
+    try:
+        return op(a, b)
+    except Exception:
+        return UNKNOWN
+
+
+def truth(v) -> Optional[bool]:
+    """True / False, or None when unknown."""
+    if v is UNKNOWN or v is RUNTIME or isinstance(v, DataFlowToken):
+        return None
+    if v is None or isinstance(v, (bool, int, float, str, bytes, tuple, list, dict, set, range,
+                                   frozenset)):
+        try:
+            return bool(v)
+        except Exception:
+            return None
+    if isinstance(v, enum.Enum):
+        return bool(v)
+    return True
+
+
+def compare(op_node, a, b):
+    if isinstance(op_node, (cst.Is, cst.IsNot)):
+        neg = isinstance(op_node, cst.IsNot)
+        if a is UNKNOWN or b is UNKNOWN:
+            return UNKNOWN
+        if a is RUNTIME or b is RUNTIME:
+            other = b if a is RUNTIME else a
+            if other is None or isinstance(other, bool):
+                return neg
+            return UNKNOWN
+        return (a is not b) if neg else (a is b)
+    if isinstance(op_node, (cst.In, cst.NotIn)):
+        neg = isinstance(op_node, cst.NotIn)
+        if is_abstract(a) or is_abstract(b):
+            return UNKNOWN
+        if isinstance(b, (list, tuple, set, frozenset)):
+            found = any(x is a or (is_concrete(x) and is_concrete(a) and x == a) for x in b)
+            if not found and any(is_abstract(x) for x in b):
+                return UNKNOWN
+            return (not found) if neg else found
+        if isinstance(b, dict):
+            found = a in b if (is_concrete(a) or not isinstance(a, (list, dict))) else False
+            return (not found) if neg else found
+        if isinstance(b, (str, range)) and is_concrete(a):
+            try:
+                return (a not in b) if neg else (a in b)
+            except Exception:
+                return UNKNOWN
+        return UNKNOWN
+    fn = _CMPOPS[type(op_node)]
+    if a is UNKNOWN or b is UNKNOWN:
+        return UNKNOWN
+    if a is RUNTIME or b is RUNTIME:
+        return RUNTIME if fn not in (operator.eq, operator.ne) or _numeric(a) or _numeric(b) else UNKNOWN
+    if fn in (operator.eq, operator.ne) and not (is_concrete(a) and is_concrete(b)):
+        # identity semantics for objects (resources compare by identity)
+        if isinstance(a, (list, tuple, dict)) or isinstance(b, (list, tuple, dict)):
+            return UNKNOWN
+        same = a is b
+        return same if fn is operator.eq else not same
+    if not (is_concrete(a) and is_concrete(b)):
+        return UNKNOWN
+    try:
+        return fn(a, b)
+    except Exception:
+        return UNKNOWN
+
+
+class ExpressionsMixin:
+    # ================================================================== expressions
+    def eval(self, node, scope: Scope):
+        self.ctx.step()
+        fn = self._eval.get(type(node))
+        if fn is None:
+            return UNKNOWN
+        return fn(node, scope)
+
+    def _e_name(self, node: cst.Name, scope):
+        return self.lookup(node.value, scope)
+
+    def _e_number(self, node, scope):
+        v = node.value
+        if isinstance(node, cst.Integer) and v.isdigit() and (v[0] != "0" or len(v) == 1):
+            return int(v)                 # the common case, without literal_eval
+        try:
+            return node.evaluated_value
+        except Exception:
+            return UNKNOWN
+
+    def _e_string(self, node: cst.SimpleString, scope):
+        v = node.value
+        if "\\" not in v and v[:1] in "'\"":      # plain literal: no need for literal_eval
+            q = 3 if v[:3] in ('"""', "'''") else 1
+            return v[q:-q]
+        try:
+            return node.evaluated_value
+        except Exception:
+            return UNKNOWN
+
+    def _e_concat(self, node: cst.ConcatenatedString, scope):
+        left, right = self.eval(node.left, scope), self.eval(node.right, scope)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(left, bytes) and isinstance(right, bytes):
+            return left + right
+        return UNKNOWN
+
+    def _e_fstring(self, node: cst.FormattedString, scope):
+        out = []
+        for part in node.parts:
+            if isinstance(part, cst.FormattedStringText):
+                out.append(part.value)
+                continue
+            v = self.eval(part.expression, scope)
+            if not is_concrete(v):
+                name = getattr(v, "attrs", {}).get("name") if isinstance(v, InstanceVal) else None
+                if isinstance(name, str) and part.conversion is None and part.format_spec is None:
+                    out.append(repr(v))
+                    continue
+                return UNKNOWN
+            spec = ""
+            if part.format_spec:
+                for sp in part.format_spec:
+                    if isinstance(sp, cst.FormattedStringText):
+                        spec += sp.value
+                    else:
+                        sv = self.eval(sp.expression, scope)
+                        if not is_concrete(sv):
+                            return UNKNOWN
+                        spec += str(sv)
+            from .pybuiltins import _small_spec
+            if not _small_spec(spec):
+                return UNKNOWN
+            try:
+                if part.conversion == "r":
+                    v = repr(v)
+                elif part.conversion == "s":
+                    v = str(v)
+                elif part.conversion == "a":
+                    v = ascii(v)
+                out.append(format(v, spec))
+            except Exception:
+                return UNKNOWN
+        return "".join(out)
+
+    def _elements(self, elements, scope):
+        out = []
+        for el in elements:
+            if isinstance(el, cst.StarredElement):
+                v = self.eval(el.value, scope)
+                seq = self.iterate(v)
+                if seq is None:
+                    return None
+                out.extend(seq)
+            else:
+                out.append(self.eval(el.value, scope))
+        return out
+
+    def _e_tuple(self, node, scope):
+        items = self._elements(node.elements, scope)
+        return UNKNOWN if items is None else tuple(items)
+
+    def _e_list(self, node, scope):
+        items = self._elements(node.elements, scope)
+        return UNKNOWN if items is None else items
+
+    def _e_set(self, node, scope):
+        items = self._elements(node.elements, scope)
+        if items is None:
+            return UNKNOWN
+        try:
+            return set(items)
+        except TypeError:
+            return UNKNOWN
+
+    def _e_dict(self, node: cst.Dict, scope):
+        out = {}
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                v = self.eval(el.value, scope)
+                if not isinstance(v, dict):
+                    return UNKNOWN
+                out.update(v)
+            else:
+                k = self.eval(el.key, scope)
+                v = self.eval(el.value, scope)
+                try:
+                    out[k] = v
+                except TypeError:
+                    return UNKNOWN
+        return out
+
+    def _comprehension(self, node, scope, emit):
+        """Runs the for/if clauses of a comprehension, calling emit(inner scope) per item."""
+        inner = Scope("comprehension", scope, scope.module)
+        count = [0]
+
+        def run(comp: cst.CompFor):
+            it = self.eval(comp.iter, inner if count[0] else scope)
+            seq = self.iterate(it)
+            if seq is None:
+                return False
+            for item in seq:
+                count[0] += 1
+                if count[0] > self.ctx.MAX_LOOP:
+                    return False
+                self.bind_target(comp.target, item, inner)
+                ok = True
+                for cond in comp.ifs:
+                    t = truth(self.eval(cond.test, inner))
+                    if t is None:
+                        return False
+                    if not t:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                if comp.inner_for_in is not None:
+                    if not run(comp.inner_for_in):
+                        return False
+                else:
+                    emit(inner)
+            return True
+        return run(node.for_in)
+
+    def _e_listcomp(self, node, scope):
+        out = []
+        ok = self._comprehension(node, scope, lambda s: out.append(self.eval(node.elt, s)))
+        return out if ok else UNKNOWN
+
+    def _e_setcomp(self, node, scope):
+        v = self._e_listcomp(node, scope)
+        try:
+            return set(v) if isinstance(v, list) else UNKNOWN
+        except TypeError:
+            return UNKNOWN
+
+    def _e_dictcomp(self, node, scope):
+        out = {}
+
+        def emit(s):
+            k = self.eval(node.key, s)
+            try:
+                out[k] = self.eval(node.value, s)
+            except TypeError:
+                pass
+        ok = self._comprehension(node, scope, emit)
+        return out if ok else UNKNOWN
+
+    def _e_binop(self, node: cst.BinaryOperation, scope):
+        a = self.eval(node.left, scope)
+        b = self.eval(node.right, scope)
+        op = _BINOPS.get(type(node.operator))
+        return UNKNOWN if op is None else binop(op, a, b)
+
+    def _e_unary(self, node: cst.UnaryOperation, scope):
+        v = self.eval(node.expression, scope)
+        if isinstance(node.operator, cst.Not):
+            t = truth(v)
+            return UNKNOWN if t is None else (not t)
+        if v is RUNTIME:
+            return RUNTIME
+        if not is_concrete(v):
+            return UNKNOWN
+        try:
+            if isinstance(node.operator, cst.Minus):
+                return -v
+            if isinstance(node.operator, cst.Plus):
+                return +v
+            if isinstance(node.operator, cst.BitInvert):
+                return ~v
+        except Exception:
+            return UNKNOWN
+        return UNKNOWN
+
+    def _e_boolop(self, node: cst.BooleanOperation, scope):
+        a = self.eval(node.left, scope)
+        t = truth(a)
+        is_and = isinstance(node.operator, cst.And)
+        if t is None:
+            b = self.eval(node.right, scope)
+            tb = truth(b)
+            if is_and and tb is False:
+                return UNKNOWN if a is UNKNOWN else (b if a is not RUNTIME else RUNTIME)
+            return RUNTIME if (a is RUNTIME and (b is RUNTIME or _numeric(b))) else UNKNOWN
+        if is_and:
+            return self.eval(node.right, scope) if t else a
+        return a if t else self.eval(node.right, scope)
+
+    def _e_compare(self, node: cst.Comparison, scope):
+        left = self.eval(node.left, scope)
+        result = True
+        for ct in node.comparisons:
+            right = self.eval(ct.comparator, scope)
+            r = compare(ct.operator, left, right)
+            if r is UNKNOWN or r is RUNTIME:
+                result = r if result is True or result is r else UNKNOWN
+            elif r is False and result is True:
+                return False
+            left = right
+        return result
+
+    def _e_ifexp(self, node: cst.IfExp, scope):
+        t = truth(self.eval(node.test, scope))
+        if t is True:
+            return self.eval(node.body, scope)
+        if t is False:
+            return self.eval(node.orelse, scope)
+        a, b = self.eval(node.body, scope), self.eval(node.orelse, scope)
+        if is_concrete(a) and is_concrete(b) and type(a) is type(b) and a == b:
+            return a
+        if a is b:
+            return a
+        return UNKNOWN
+
+    def _e_lambda(self, node: cst.Lambda, scope):
+        defaults = self._defaults(node.params, scope)
+        return FuncVal(node, scope, "<lambda>", self._qualname_in(scope, "<lambda>"), self.module_name,
+                       defaults=defaults)
+
+    def _e_namedexpr(self, node: cst.NamedExpr, scope):
+        v = self.eval(node.value, scope)
+        self.bind_target(node.target, v, scope)
+        return v
+
+    def _e_subscript(self, node: cst.Subscript, scope):
+        base = self.eval(node.value, scope)
+        keys = []
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                keys.append(self.eval(sl.value, scope))
+            else:
+                parts = [None if x is None else self.eval(x, scope) for x in (sl.lower, sl.upper, sl.step)]
+                if any(is_abstract(p) for p in parts):
+                    keys.append(UNKNOWN)
+                else:
+                    keys.append(slice(*parts))
+        key = keys[0] if len(keys) == 1 else tuple(keys)
+        return self.getitem(base, key, node)
+
+    def getitem(self, base, key, node=None):
+        if base is RUNTIME:
+            return RUNTIME
+        if isinstance(base, DataFlowToken):
+            cap = base.cap
+            if cap is not None:
+                cap.token_misuse(base, node, indexed=True)
+            return UNKNOWN
+        if isinstance(base, (QualRef, ClassVal)) or base is UNKNOWN:
+            return UNKNOWN if not isinstance(base, QualRef) else QualRef(base.qualname + "[]")
+        if key is UNKNOWN or key is RUNTIME:
+            return UNKNOWN if not (isinstance(base, (list, tuple)) and base and all(
+                x is RUNTIME for x in base)) else RUNTIME
+        if isinstance(base, (list, tuple, str, range)):
+            try:
+                return base[key]
+            except Exception:
+                return UNKNOWN
+        if isinstance(base, dict):
+            try:
+                return base[key]
+            except Exception:
+                return UNKNOWN
+        if isinstance(base, InstanceVal):
+            fn = self.getattr(base, "__getitem__", node)
+            if fn is not UNKNOWN:
+                return self.call(fn, [key], {}, node)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ attributes
+    def _e_attribute(self, node: cst.Attribute, scope):
+        obj = self.eval(node.value, scope)
+        return self.getattr(obj, node.attr.value, node)
+
+    def getattr(self, obj, name: str, node=None):
+        if obj is UNKNOWN:
+            return UNKNOWN
+        if obj is RUNTIME:
+            return RUNTIME
+        if isinstance(obj, QualRef):
+            return self.resolve_qual(obj.qualname + "." + name)
+        h = self.ts.getattr_hook(obj, name, node)
+        if h is not NotImplemented:
+            return h
+        if isinstance(obj, SuperVal):
+            return self._super_attr(obj, name, node)
+        if isinstance(obj, InstanceVal):
+            if name in obj.attrs:
+                return obj.attrs[name]
+            if name == "__class__":
+                return obj.cls
+            owner, v = obj.cls.lookup(name)
+            if owner is not None:
+                return self._bind(v, obj, obj.cls, node)
+            return self.ts.missing_attr(obj, name, node)
+        if isinstance(obj, ClassVal):
+            if name == "__name__":
+                return obj.name
+            if name == "__qualname__":
+                return obj.qualname
+            if name == "__new__":
+                return BuiltinFunc("__new__", lambda it, a, k, c, cls=obj: self.new_instance(cls, c),
+                                   qualname=f"{obj.qualname}.__new__")
+            owner, v = obj.lookup(name)
+            if owner is None:
+                return UNKNOWN
+            if isinstance(v, FuncVal):
+                if v.kind == "classmethod":
+                    return BoundMethod(obj, v)
+                return v
+            if isinstance(v, BuiltinFunc) and v.qualname.endswith(".__classmethod__"):
+                return BoundMethod(obj, v)
+            return v
+        if isinstance(obj, NamespaceVal):
+            return obj.attrs.get(name, UNKNOWN)
+        if isinstance(obj, (FuncVal, BuiltinFunc)):
+            if name == "__name__":
+                return obj.name
+            if name == "__qualname__":
+                return obj.qualname
+            return UNKNOWN
+        if isinstance(obj, BoundMethod):
+            if name in ("__func__",):
+                return obj.func
+            if name == "__self__":
+                return obj.self_val
+            if name == "__name__":
+                return getattr(obj.func, "name", UNKNOWN)
+            return UNKNOWN
+        if isinstance(obj, DtypeVal):
+            if name == "width":
+                return obj.width
+            return UNKNOWN
+        if isinstance(obj, ScheduleFuncVal):
+            return UNKNOWN
+        from .pybuiltins import py_attr
+        return py_attr(self, obj, name, node)
+
+    def _bind(self, v, inst, cls, node):
+        from .values import ScheduleFuncVal as _SF
+        if isinstance(v, FuncVal):
+            if v.kind == "staticmethod":
+                return v
+            if v.kind == "classmethod":
+                return BoundMethod(cls, v)
+            if v.kind == "property":
+                return self.call_function(v, [inst], {}, node)
+            return BoundMethod(inst, v)
+        if isinstance(v, _SF):
+            return BoundMethod(inst, v)
+        if isinstance(v, BuiltinFunc):
+            if v.qualname.endswith(".__property__"):
+                return v.impl(self, [inst], {}, node)
+            return BuiltinFunc(v.name, v.impl, v.qualname, v.owner, v.required_positional, inst)
+        from .tsapi import WorkMethodVal
+        if isinstance(v, WorkMethodVal):
+            return BoundMethod(inst, v)
+        if isinstance(v, FieldVal):
+            return v.default if v.has_default else UNKNOWN
+        return v
+
+    def _super_attr(self, sup: SuperVal, name: str, node):
+        inst = sup.self_val
+        mro = inst.cls.mro if isinstance(inst, InstanceVal) else (
+            inst.mro if isinstance(inst, ClassVal) else [])
+        try:
+            start = mro.index(sup.cls) + 1
+        except ValueError:
+            return UNKNOWN
+        for k in mro[start:]:
+            if name == "__init__":
+                init = self.init_of(k)
+                if init is not None:
+                    return BuiltinFunc("__init__", lambda it, a, kw, c, k=k: self.run_init(k, inst, a, kw, c),
+                                       qualname=f"{k.qualname}.__init__")
+                continue
+            if name in k.namespace:
+                return self._bind(k.namespace[name], inst, inst.cls if isinstance(inst, InstanceVal) else inst,
+                                  node)
+        return UNKNOWN
+
+    # ------------------------------------------------------------------ calls
+    def _e_call(self, node: cst.Call, scope):
+        if isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args \
+                and self.lookup("super", scope) is self.builtins.get("super"):
+            return self._zero_arg_super(scope)
+        fn = self.eval(node.func, scope)
+        args, kwargs = [], {}
+        for a in node.args:
+            v = self.eval(a.value, scope)
+            if a.star == "*":
+                seq = self.iterate(v)
+                if seq is None:
+                    return self._unknown_call(fn, node)
+                args.extend(seq)
+            elif a.star == "**":
+                if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+                    return self._unknown_call(fn, node)
+                kwargs.update(v)
+            elif a.keyword is not None:
+                kwargs[a.keyword.value] = v
+            else:
+                args.append(v)
+        return self.call(fn, args, kwargs, node)
+
+    def _unknown_call(self, fn, node):
+        if isinstance(fn, ScheduleFuncVal) or (isinstance(fn, (ClassVal, FuncVal)) and fn is not None):
+            self.unknown(node, f"arguments of `{self.text(node.func)}(...)` could not be resolved "
+                         "(unpacked *args/**kwargs); the call is not analyzed", "call")
+        return UNKNOWN
+
+    def _zero_arg_super(self, scope):
+        fr = self.frame
+        if fr is None or not isinstance(fr.func, FuncVal) or fr.func.owner is None or fr.self_val is None:
+            return UNKNOWN
+        return SuperVal(fr.func.owner, fr.self_val)

@@ -1,0 +1,386 @@
+"""A small abstract interpreter for the Python that builds TS kernels.
+
+It runs the user's module *on libcst nodes*, never on Python: module-level code, class
+bodies and the functions that construct a `TaskManager` (and whatever they call with the
+values at hand). Values are plain Python data where known, `UNKNOWN` where the source
+does not determine them, `RUNTIME` for traced run-time values (kernel parameters typed
+`cutlass.Int32`, tensors, `cute.arch.*` results), and objects of `values.py` for TS
+things. What it supports: ints, floats, strings, tuples, lists, dicts and enums with
+arithmetic and comparisons; local, module and class-level names; attributes set in
+`__init__` / `__post_init__` / other methods; dataclasses; calls of user functions and
+methods (inlined with their arguments); `for` over known iterables (incl.
+`cutlass.range_constexpr`), `if` / `while` on known conditions; argparse defaults.
+
+Where a condition or iterable is not known, the branch is not run and every name it
+would have assigned becomes UNKNOWN (no guessing): rules that need such a value stay
+silent, and ts-lint says why with an info finding (TS950) when asked.
+"""
+from __future__ import annotations
+
+import enum
+from typing import Optional
+
+import libcst as cst
+
+from .expressions import ExpressionsMixin, binop, compare, truth  # noqa: F401  (re-exported)
+from .frames import (  # noqa: F401  (re-exported)
+    Frame, UserRaise, _Break, _Continue, _LoopUnknown, _Return, param_list,
+)
+from .statements import StatementsMixin
+from .context import Budget, Context
+from .values import (
+    BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, InstanceVal, is_concrete,
+    QualRef, ResourceObj, RUNTIME, ScheduleFuncVal, Scope, TaskObj, UNKNOWN,
+)
+
+
+class Interpreter(ExpressionsMixin, StatementsMixin):
+    def __init__(self, ctx: Context, module: cst.Module, module_name: str = "__main__"):
+        from . import pybuiltins, tsapi
+        self.ctx = ctx
+        self.module_node = module
+        self.module_name = module_name
+        self.module_scope = Scope("module")
+        self.module_scope.vars["__name__"] = "__main__"
+        self.module_scope.vars["__file__"] = ctx.path
+        self.frames: list = []
+        self.builtins = pybuiltins.builtin_names(self)
+        self.ts = tsapi.TSApi(self)
+        self.captures: list = []          # active schedule captures (innermost last)
+        self._effects_cache: dict = {}
+        self._loop_depth = 0
+        self._eval = {
+            cst.Name: self._e_name, cst.Attribute: self._e_attribute, cst.Call: self._e_call,
+            cst.Integer: self._e_number, cst.Float: self._e_number, cst.Imaginary: self._e_number,
+            cst.SimpleString: self._e_string, cst.ConcatenatedString: self._e_concat,
+            cst.FormattedString: self._e_fstring, cst.Tuple: self._e_tuple, cst.List: self._e_list,
+            cst.Set: self._e_set, cst.Dict: self._e_dict, cst.ListComp: self._e_listcomp,
+            cst.SetComp: self._e_setcomp, cst.GeneratorExp: self._e_listcomp,
+            cst.DictComp: self._e_dictcomp, cst.BinaryOperation: self._e_binop,
+            cst.UnaryOperation: self._e_unary, cst.BooleanOperation: self._e_boolop,
+            cst.Comparison: self._e_compare, cst.IfExp: self._e_ifexp, cst.Lambda: self._e_lambda,
+            cst.Subscript: self._e_subscript, cst.NamedExpr: self._e_namedexpr,
+            cst.Ellipsis: lambda n, s: Ellipsis,
+        }
+        self._exec = {
+            cst.SimpleStatementLine: self._x_simple_line, cst.SimpleStatementSuite: self._x_simple_line,
+            cst.Expr: self._x_expr, cst.Assign: self._x_assign, cst.AnnAssign: self._x_annassign,
+            cst.AugAssign: self._x_augassign, cst.Return: self._x_return, cst.Pass: lambda n, s: None,
+            cst.Break: self._x_break, cst.Continue: self._x_continue, cst.Import: self._x_import,
+            cst.ImportFrom: self._x_importfrom, cst.Global: self._x_global,
+            cst.Nonlocal: self._x_nonlocal, cst.Del: self._x_del, cst.Raise: self._x_raise,
+            cst.Assert: self._x_assert, cst.FunctionDef: self._x_funcdef,
+            cst.ClassDef: self._x_classdef, cst.If: self._x_if, cst.For: self._x_for,
+            cst.While: self._x_while, cst.With: self._x_with, cst.Try: self._x_try,
+        }
+
+    # ================================================================== helpers
+    @property
+    def frame(self) -> Optional[Frame]:
+        return self.frames[-1] if self.frames else None
+
+    @property
+    def capture(self):
+        return self.captures[-1] if self.captures else None
+
+    def rng(self, node):
+        if isinstance(node, (cst.Tuple, cst.GeneratorExp)) and node.lpar and node.rpar:
+            # ast (and so the runtime's locate.py) counts a tuple's parentheses as part of it
+            a, b = self.ctx.range(node.lpar[0]), self.ctx.range(node.rpar[-1])
+            from ts_runtime.source import SourceRange
+            return SourceRange(a.path, a.line, a.column, b.end_line, b.end_column)
+        return self.ctx.range(node)
+
+    def text(self, node) -> str:
+        return self.ctx.pos.text(node)
+
+    def unknown(self, node, message: str, kind: str = "value"):
+        if node is not None:
+            self.ctx.unknown(self.rng(node), message, kind)
+
+    # ================================================================== scopes
+    def lookup(self, name: str, scope: Scope):
+        s, first = scope, True
+        while s is not None:
+            if s.kind == "class" and not first:
+                s = s.parent
+                continue
+            if name in s.globals_:
+                return self.module_scope.vars.get(name, self.builtins.get(name, UNKNOWN))
+            if name in s.vars:
+                return s.vars[name]
+            s, first = s.parent, False
+        return self.builtins.get(name, UNKNOWN)
+
+    def assign_name(self, name: str, value, scope: Scope):
+        if name in scope.globals_:
+            self.module_scope.vars[name] = value
+            return
+        if name in scope.nonlocals:
+            s = scope.parent
+            while s is not None:
+                if s.kind == "function" and name in s.vars:
+                    s.vars[name] = value
+                    return
+                s = s.parent
+        scope.vars[name] = value
+
+
+    # ------------------------------------------------------------------ qualified names
+    def resolve_qual(self, qualname: str):
+        return self.ts.resolve(qualname)
+
+
+    def call(self, fn, args: list, kwargs: dict, node=None):
+        self.ctx.step()
+        if isinstance(fn, FuncVal):
+            return self.call_function(fn, args, kwargs, node)
+        if isinstance(fn, BoundMethod):
+            f = fn.func
+            if isinstance(f, BuiltinFunc):
+                return f.impl(self, [fn.self_val] + list(args), kwargs, node)
+            return self.call(f, [fn.self_val] + list(args), kwargs, node)
+        if isinstance(fn, BuiltinFunc):
+            if fn.self_val is not None:
+                return fn.impl(self, [fn.self_val] + list(args), kwargs, node)
+            return fn.impl(self, list(args), kwargs, node)
+        if isinstance(fn, ClassVal):
+            return self.instantiate(fn, args, kwargs, node)
+        if isinstance(fn, ScheduleFuncVal):
+            return self.ts.call_schedule(fn, args, kwargs, node)
+        from .tsapi import WorkMethodVal
+        if isinstance(fn, WorkMethodVal):
+            return self.call(fn.func, args, kwargs, node)
+        if fn is RUNTIME:
+            return RUNTIME
+        if isinstance(fn, QualRef):
+            return self.ts.call_qualref(fn, args, kwargs, node)
+        h = self.ts.call_hook(fn, args, kwargs, node)
+        if h is not NotImplemented:
+            return h
+        if isinstance(fn, type) and issubclass(fn, enum.Enum):
+            if args and is_concrete(args[0]):
+                try:
+                    return fn(args[0])
+                except Exception:
+                    return UNKNOWN
+        return UNKNOWN
+
+    def _defaults(self, params: cst.Parameters, scope) -> dict:
+        out = {}
+        for p, _kind in param_list(params):
+            if p.default is not None:
+                out[p.name.value] = self.eval(p.default, scope)
+        return out
+
+    def bind_params(self, func: FuncVal, args: list, kwargs: dict, call_node=None) -> Optional[dict]:
+        """Python argument binding; missing arguments become UNKNOWN (or RUNTIME by annotation)."""
+        params = param_list(func.node.params)
+        bound: dict = {}
+        args = list(args)
+        kwargs = dict(kwargs)
+        rest_pos: list = []
+        var_kw_name = None
+        for p, kind in params:
+            name = p.name.value
+            if kind in ("positional_only", "pos_or_kw"):
+                if args:
+                    bound[name] = args.pop(0)
+                elif kind == "pos_or_kw" and name in kwargs:
+                    bound[name] = kwargs.pop(name)
+            elif kind == "var_pos":
+                rest_pos = args
+                args = []
+                bound[name] = tuple(rest_pos)
+            elif kind == "kw_only":
+                if name in kwargs:
+                    bound[name] = kwargs.pop(name)
+            elif kind == "var_kw":
+                var_kw_name = name
+        if var_kw_name is not None:
+            bound[var_kw_name] = kwargs
+            kwargs = {}
+        for p, kind in params:
+            name = p.name.value
+            if name in bound:
+                continue
+            if name in func.defaults:
+                bound[name] = func.defaults[name]
+            else:
+                bound[name] = self.missing_param(func, p)
+        if func.is_jit:
+            for p, kind in params:
+                if p.annotation is not None and kind not in ("var_pos", "var_kw") \
+                        and self.ts.runtime_annotation(p.annotation.annotation, func.closure):
+                    bound[p.name.value] = RUNTIME
+        return bound
+
+    def missing_param(self, func: FuncVal, p: cst.Param):
+        if func.is_jit and p.annotation is not None and \
+                self.ts.runtime_annotation(p.annotation.annotation, func.closure):
+            return RUNTIME
+        return UNKNOWN
+
+    def call_function(self, func: FuncVal, args: list, kwargs: dict, node=None):
+        ctx = self.ctx
+        if ctx.depth >= ctx.MAX_DEPTH:
+            self.unknown(node, f"call depth limit reached at `{func.name}`; not analyzed", "budget")
+            return UNKNOWN
+        scope = Scope("function", func.closure, self.module_scope)
+        bound = self.bind_params(func, args, kwargs, node)
+        scope.vars.update(bound)
+        scope.qualprefix = f"{func.qualname}.<locals>."
+
+        params = param_list(func.node.params)
+        self_val = bound.get(params[0][0].name.value) if params and func.owner is not None else None
+        if isinstance(func.node, cst.Lambda):
+            ctx.depth += 1
+            try:
+                return self.eval(func.node.body, scope)
+            finally:
+                ctx.depth -= 1
+        ctx.entered.add(func.node)
+        frame = Frame(func, scope, self_val)
+        self.frames.append(frame)
+        ctx.depth += 1
+        loops, self._loop_depth = self._loop_depth, 0     # the caller's loops are not ours
+        body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body
+        try:
+            self.exec_block(body, scope)
+            result = None
+        except _Return as r:
+            result = r.value
+        except (_Break, _Continue, _LoopUnknown):
+            result = UNKNOWN
+        finally:
+            ctx.depth -= 1
+            self.frames.pop()
+            self._loop_depth = loops
+        if frame.maybe_returned:
+            return UNKNOWN
+        return result
+
+    # ------------------------------------------------------------------ classes / instances
+    def init_of(self, k: ClassVal):
+        """How class `k` itself initialises instances: a callable kind or None (inherits)."""
+        if "__init__" in k.namespace:
+            return "own"
+        if k.builtin is not None:
+            return "builtin"
+        if k.is_dataclass and k.dc_init:
+            return "dataclass"
+        return None
+
+    def run_init(self, k: ClassVal, inst, args, kwargs, call_node):
+        kind = self.init_of(k)
+        if kind == "own":
+            v = k.namespace["__init__"]
+            if isinstance(v, BuiltinFunc):
+                return v.impl(self, [inst] + list(args), kwargs, call_node)
+            return self.call(v, [inst] + list(args), kwargs, call_node)
+        if kind == "dataclass":
+            from .classes import dataclass_init
+            return dataclass_init(self, k, inst, args, kwargs, call_node)
+        return None
+
+    def new_instance(self, cls: ClassVal, call_node):
+        if cls.is_sub("Task"):
+            return TaskObj(cls)
+        if cls.is_sub("MemoryResource"):
+            return ResourceObj(cls, rid=self.ctx.new_rid(), node=call_node,
+                               range=self.rng(call_node) if call_node is not None else None)
+        return InstanceVal(cls)
+
+    def instantiate(self, cls: ClassVal, args, kwargs, node):
+        if cls.builtin == "external":
+            return UNKNOWN
+        ext = [k for k in cls.mro if k.builtin == "external"]
+        if ext and node is not None:
+            from .tsapi import _library
+            if not all(_library(k.qualname) for k in ext):
+                self.unknown(node, f"class `{cls.name}` derives from `{ext[0].qualname}`, which ts-lint "
+                             "cannot see; what that base defines is unknown", "class")
+        inst = self.new_instance(cls, node)
+        for k in cls.mro:
+            if self.init_of(k) is not None:
+                self.run_init(k, inst, args, kwargs, node)
+                break
+        if getattr(inst, "failed", False):
+            return UNKNOWN        # its constructor raised at run time: the object never exists
+        return inst
+
+    # ------------------------------------------------------------------ iteration
+    def iterate(self, v) -> Optional[list]:
+        """The items of a known iterable, else None."""
+        if isinstance(v, (list, tuple)):
+            return list(v)
+        if isinstance(v, range):
+            if len(v) > self.ctx.MAX_LOOP:
+                return None
+            return list(v)
+        if isinstance(v, dict):
+            return list(v.keys())
+        if isinstance(v, (str, set, frozenset)) and is_concrete(v):
+            try:
+                return sorted(v) if isinstance(v, (set, frozenset)) else list(v)
+            except TypeError:
+                return list(v)
+        if isinstance(v, DataFlowToken):
+            if v.cap is not None:
+                v.cap.token_misuse(v, None, indexed=False)
+            return None
+        return None
+
+
+    # ================================================================== roots
+    def run_module(self, main: bool = False):
+        """Imports the module (`main=False`: up to its `if __name__ == "__main__":` block) or
+        runs that block (`main=True`)."""
+        ctx = self.ctx
+        body = self.module_node.body
+        ctx.root_name = "__main__" if main else "<module>"
+        ctx.root_errors = ctx.import_errors if main else 0
+        ctx.steps = 0
+        ctx.importing = not main
+        main_idx = None
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, cst.If) and self._is_main_guard(stmt.test):
+                main_idx = i
+                break
+        if main:
+            stmts = body[main_idx:] if main_idx is not None else []
+        else:
+            stmts = body[:main_idx] if main_idx is not None else body
+        try:
+            for stmt in stmts:
+                self.exec_stmt(stmt, self.module_scope)
+        except UserRaise as e:
+            if not e.reported:
+                self.unknown(e.node, "analysis of the module stopped at this `raise` (reached with the "
+                             "statically resolved values)", "control-flow")
+        except (_Return, _Break, _Continue):
+            pass
+        finally:
+            ctx.importing = False
+
+    def _is_main_guard(self, test) -> bool:
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        names = {self.text(test.left).strip(), self.text(test.comparisons[0].comparator).strip()}
+        return "__name__" in names and any(n.strip("'\"") == "__main__" for n in names)
+
+    def run_root(self, func, label: str):
+        """Runs one root function/method with parameter defaults (or UNKNOWN)."""
+        ctx = self.ctx
+        ctx.root_name = label
+        ctx.root_errors = 0
+        ctx.steps = 0
+        try:
+            if isinstance(func, BoundMethod) or isinstance(func, FuncVal):
+                self.call(func, [], {}, None)
+        except UserRaise as e:
+            if not e.reported:
+                self.unknown(e.node, f"analysis of `{label}` stopped at this `raise` (reached with the "
+                             "statically resolved values)", "control-flow")
+        except Budget:
+            raise

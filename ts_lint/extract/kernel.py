@@ -1,0 +1,330 @@
+"""Task(...) and TaskManager(...): the TaskModel (task_checks, lowering), the KernelModel
+(graph edges with the ranges of locate.dict_entries, options, allocators) and the
+manager-phase rules (rules.engine), plus the manager lifecycle (TS902-TS904)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from ts_runtime.model.kernel import GraphEdge, KernelModel, ManagerOptions, TaskModel
+from ts_runtime.model.values import is_static_int
+
+from .common import _Abort, _signature_bind, _static
+from .values import AllocatorVal, ResourceObj, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN
+
+
+class KernelMixin:
+    # ================================================================== TaskManager lifecycle
+    def _tm_lifecycle(self, tm, name, call):
+        """TS902 (second setup) / TS903 (run before setup), in program order."""
+        if name == "setup_resources_and_tasks":
+            if getattr(tm, "setup_done", False):
+                self.ctx.report("TS902", "setup_resources_and_tasks must be called exactly once", self._r(call))
+            tm.setup_done = True
+        elif not getattr(tm, "setup_done", False):
+            self.ctx.report("TS903", "setup_resources_and_tasks must be called before run", self._r(call))
+        return None
+
+    def _tm_mermaid(self, args, kwargs, call):
+        direction = args[0] if args else kwargs.get("direction", "TD")
+        if direction == "":
+            self.ctx.report("TS904", "direction must be a non-empty Mermaid flowchart direction (e.g. 'TD' or "
+                            "'LR')", self._r(call))
+        return UNKNOWN
+
+    # ================================================================== Task
+    def _task_init(self, it, args, kwargs, call):
+        from ts_runtime.model.lower import lower
+        from ts_runtime.model.task_checks import check_task_fields
+        task = args[0]
+        import inspect
+        from ts_runtime.task import Task as LiveTask
+        bound = _signature_bind(LiveTask.__init__, [None] + list(args[1:]), kwargs)
+        if bound is None:
+            task.ok, task.reason = False, "Task(...) arguments do not match its signature"
+            it.unknown(call, "Task(...) arguments could not be matched to its signature; the task is not analyzed")
+            return None
+        rng = self._r(call)
+        name = bound["name"]
+        for k in ("name", "src_resources", "dst_resources", "warp_idx", "num_warps", "num_registers",
+                  "run_only_on_cta_id", "schedule"):
+            task.attrs[k] = bound[k]
+        task.attrs["warp_start"] = bound["warp_idx"]
+        arg_ranges = self.call_arguments(call, ("src_resources", "dst_resources", "warp_idx", "num_warps"))
+        reasons = []
+
+        def res_list(key):
+            v = bound[key]
+            if v is None:
+                return []
+            if not isinstance(v, (list, tuple)) or self.is_tainted(v):
+                reasons.append(f"`{key}` could not be resolved")
+                return []
+            out = []
+            for x in v:
+                if isinstance(x, ResourceObj):
+                    out.append(x)
+                else:
+                    reasons.append(f"an element of `{key}` could not be resolved")
+                    self.ctx.unknown(arg_ranges.get(key, rng), f"an element of `{key}` could not be "
+                                     "resolved to a resource; checks over this task are skipped", "resource")
+            return out
+        src, dst = res_list("src_resources"), res_list("dst_resources")
+        resources, objects = {}, {}
+        if not self.collect_resources(src + dst, resources, objects, call):
+            task.ok, task.reason = False, "a resource model failed"
+            return None
+        if not isinstance(name, str):
+            if name is UNKNOWN:
+                it.unknown(call, "Task name could not be resolved statically")
+            name = "" if name is UNKNOWN else str(name)
+        model = TaskModel(name=name, warp_idx=bound["warp_idx"], num_warps=bound["num_warps"],
+                          src=[r.rid for r in src], dst=[r.rid for r in dst],
+                          num_registers=bound["num_registers"], run_only_on_cta_id=bound["run_only_on_cta_id"],
+                          class_mro=tuple(self._qual(k) for k in task.cls.mro), range=rng,
+                          arg_ranges=arg_ranges)
+        task.model = model
+        self.ctx.tasks_built.append(model)
+        for key in ("warp_idx", "num_warps"):
+            if bound[key] is UNKNOWN:
+                self.ctx.unknown(model.at(key), f"Task `{key}` could not be resolved statically; checks "
+                                 "that need it are skipped")
+        quiet = False
+
+        def report(code, message, r=None):
+            if not quiet:
+                self.ctx.report(code, message, r or rng)
+        for code, message, key in check_task_fields(model, resources):
+            report(code, message, model.at(key) if key else rng)
+        sched = bound["schedule"]
+        if sched is None:
+            report("TS112", f"Task '{name}': 'schedule' is required", arg_ranges.get("schedule", rng))
+        elif isinstance(sched, ScheduleVal):
+            for k, v in sched.resources.items():
+                resources.setdefault(k, v)
+            model.schedule = sched.model
+            if not sched.complete:
+                reasons.append(f"its schedule is incomplete ({sched.reason})")
+                quiet = True
+            if sched.has_errors:
+                quiet = True      # the runtime raised at capture: this Task is never built
+            model.lowered = lower(sched.model, resources, report, model.class_mro, rng)
+            from ts_runtime.model.task_checks import check_lowered_task
+            for code, message, key in check_lowered_task(model, resources):
+                report(code, message, model.at(key) if key else rng)
+            unroll = model.lowered.unroll
+            if unroll is not None and unroll is not UNKNOWN and (isinstance(unroll, bool) or not isinstance(unroll, int)):
+                report("TS113", f"'unroll' must be a compile-time int or None, got {unroll!r}",
+                       model.lowered.domain_range)
+        else:
+            reasons.append("its schedule could not be resolved")
+            if sched is UNKNOWN:
+                it.unknown(call, "the schedule of this Task could not be resolved statically", "schedule")
+        task.objects = objects
+        task.sched = sched
+        if reasons:
+            task.ok, task.reason = False, "; ".join(reasons)
+        return None
+
+    # ================================================================== TaskManager
+    def _task_manager(self, it, args, kwargs, call):
+        from ts_runtime.task_manager import TaskManager as LiveTM
+        ctx = self.ctx
+        rng = self._r(call)
+        bound = _signature_bind(LiveTM.__init__, [None] + list(args), kwargs)
+        if bound is None:
+            it.unknown(call, "TaskManager(...) arguments could not be matched to its signature")
+            return TaskManagerVal(None)
+        for key in ("smem_allocator", "tmem_allocator"):   # its setup allocates them (TS705)
+            if isinstance(bound.get(key), AllocatorVal):
+                bound[key].managed = True
+        site = (rng.line, rng.column)
+        first_root = ctx.site_roots.setdefault(site, ctx.root_name)
+        ctx.site_counts[site] = ctx.site_counts.get(site, 0) + 1
+        if first_root != ctx.root_name or ctx.site_counts[site] > ctx.MAX_KERNELS_PER_SITE:
+            return TaskManagerVal(None)    # analysed in an earlier context already
+        arg_ranges = self.call_arguments(call, ("tasks", "resource_dependency_graph"))
+        graph = bound["resource_dependency_graph"]
+        graph_rng = arg_ranges.get("resource_dependency_graph", rng)
+        if isinstance(graph, dict) and not graph and not self.is_tainted(graph):
+            ctx.report("TS350", "resource_dependency_graph must be provided and non-empty", graph_rng)
+            return TaskManagerVal(None)
+        if graph is None:
+            ctx.report("TS350", "resource_dependency_graph must be provided and non-empty", graph_rng)
+            return TaskManagerVal(None)
+        reasons = []
+        tasks_v = bound["tasks"]
+        tasks = []
+        if not isinstance(tasks_v, (list, tuple)) or self.is_tainted(tasks_v):
+            reasons.append("the task list could not be resolved")
+        else:
+            for t in tasks_v:
+                if isinstance(t, TaskObj) and t.model is not None:
+                    tasks.append(t)
+                    if not t.ok:
+                        reasons.append(f"task '{t.model.name}': {t.reason}")
+                else:
+                    reasons.append("a task could not be resolved")
+                    if isinstance(t, TaskObj) and not t.ok:
+                        reasons[-1] = f"a task failed: {t.reason}"
+        if not isinstance(graph, dict) or self.is_tainted(graph):
+            reasons.append("the dependency graph could not be resolved")
+            graph = {}
+        options = ManagerOptions()
+        for key in ("skip_validation", "verbose", "exhaustive_deadlock_race_check", "assume_pdl_wait_completed"):
+            v = bound[key]
+            if isinstance(v, bool):
+                setattr(options, key, v)
+            elif v is UNKNOWN:
+                ctx.unknown(arg_ranges.get(key, rng), f"`{key}` could not be resolved; the default is assumed")
+        for key, default in (("smem_capacity_bytes", 232448), ("tmem_capacity_columns", 512)):
+            v = bound[key]
+            setattr(options, key, default if v is None else _static(v))
+        if bound["max_states"]:
+            options.max_states = bound["max_states"] if is_static_int(bound["max_states"]) else options.max_states
+        if isinstance(bound["timeout"], (int, float)):
+            options.timeout = bound["timeout"]
+        objs = []
+        for t in tasks:
+            objs.extend(t.attrs.get("src_resources") or [])
+            objs.extend(t.attrs.get("dst_resources") or [])
+            sched = getattr(t, "sched", None)
+            if isinstance(sched, ScheduleVal):
+                objs.extend(sched.objects.values())
+        items = list(graph.items())
+        for down, ups in items:
+            objs.append(down)
+            if isinstance(ups, (list, tuple, set, frozenset)):
+                objs.extend(ups)
+            elif ups is not None:
+                reasons.append("a dependency-graph entry could not be resolved")
+        if any(not isinstance(o, ResourceObj) for o in objs if o is not None and not isinstance(
+                o, (list, tuple))):
+            reasons.append("a resource could not be resolved")
+        resources, objects = {}, {}
+        try:
+            if not isinstance(tasks_v, (list, tuple)) or not self.collect_resources(
+                    [o for o in objs if isinstance(o, ResourceObj)], resources, objects, call):
+                if isinstance(tasks_v, (list, tuple)):
+                    return TaskManagerVal(None)
+            for rid, m in resources.items():
+                self.refresh_allocations(objects[rid], m, call)
+            for o in objects.values():
+                if o.uncertain:
+                    reasons.append(f"resource '{o.attrs.get('name', '?')}': {o.uncertain}")
+                if getattr(o, "failed", False):
+                    reasons.append(f"resource '{o.attrs.get('name', '?')}' failed")
+            kernel = KernelModel(resources=resources, tasks=[t.model for t in tasks], options=options,
+                                 range=rng, arg_ranges=arg_ranges)
+            entries = self._dict_entries(call)
+            for i, (down, ups) in enumerate(items):
+                ent = entries[i] if len(entries) == len(items) else None
+                if not isinstance(down, ResourceObj) or not isinstance(ups, (list, tuple, set, frozenset)):
+                    continue
+                for j, up in enumerate(ups):
+                    if not isinstance(up, ResourceObj):
+                        continue
+                    erng = graph_rng
+                    if ent is not None:
+                        erng = ent[1][j] if j < len(ent[1]) else ent[0]
+                    kernel.graph.append(GraphEdge(down.rid, up.rid, erng))
+            labels = bound["dma_consumer_release_labels"]
+            if isinstance(labels, dict) and labels:
+                conv = {}
+                for key, v in labels.items():
+                    if isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, ResourceObj) for x in key):
+                        conv[(key[0].rid, key[1].rid)] = list(v) if isinstance(v, (list, tuple)) else v
+                    else:
+                        reasons.append("dma_consumer_release_labels could not be resolved")
+                options.dma_consumer_release_labels = conv
+            elif labels is UNKNOWN:
+                reasons.append("dma_consumer_release_labels could not be resolved")
+            for key, space in (("smem_allocator", "smem"), ("tmem_allocator", "tmem")):
+                am = self.allocator_model(bound[key], space, call)
+                if am is UNKNOWN:
+                    reasons.append(f"`{key}` could not be resolved")
+                    am = None
+                elif am is not None and bound[key].uncertain:
+                    reasons.append(f"`{key}`: {bound[key].uncertain}")
+                setattr(kernel, f"{space}_allocator", am)
+        except _Abort:
+            return TaskManagerVal(None)
+        ctx.kernels.append(kernel)
+        ctx.kernel_roots.append(ctx.root_name)
+        if ctx.import_errors:
+            reasons.insert(0, "the module has errors that stop it at import")
+        elif ctx.root_errors:
+            reasons.insert(0, "earlier errors stop the program before this TaskManager")
+        if reasons:
+            seen = []
+            for r in reasons:
+                if r not in seen:
+                    seen.append(r)
+            ctx.unknown(rng, "manager-phase checks skipped for this TaskManager: " + "; ".join(seen[:4]),
+                        "skipped")
+            kernel._ts_skipped = seen
+            return TaskManagerVal(kernel)
+        self._run_rules(kernel, options, rng)
+        return TaskManagerVal(kernel)
+
+    def _run_rules(self, kernel, options, rng):
+        from ts_runtime.diagnostics import Severity
+        from ts_runtime.rules.engine import run_manager_rules
+        ctx = self.ctx
+        try:
+            diags = run_manager_rules(kernel, with_checker=ctx.run_checker)
+        except Exception as exc:  # a crash in shared code must not lose the file's other findings
+            ctx.report("TS999", f"internal error while checking this TaskManager: {type(exc).__name__}: {exc}",
+                       rng, severity=Severity.WARNING)
+            return
+        if options.skip_validation is True:   # TS901, shared with the runtime
+            from ts_runtime.rules.other import apply_skip_validation
+            diags = apply_skip_validation(kernel, diags)
+        for d in diags:
+            ctx.emit(d)
+
+    # ------------------------------------------------------------------ graph entry ranges
+    def _dict_entries(self, call):
+        """locate.dict_entries: [(key range, [value ranges])] of the graph dict literal.
+
+        A name is followed, as at run time, to the latest `name = {...}` on or before the
+        call's line anywhere in the file (read from the file's `ast`)."""
+        if not isinstance(call, cst.Call):
+            return []
+        it = self.it
+        expr = None
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == "resource_dependency_graph":
+                expr = a.value
+        pos = [a for a in call.args if a.keyword is None and a.star != "**"]
+        if expr is None and len(pos) > 1:
+            expr = pos[1].value
+        if isinstance(expr, cst.Dict):
+            out = []
+            for el in expr.elements:
+                if not isinstance(el, cst.DictElement):
+                    continue
+                v = el.value
+                vals = [e.value for e in v.elements] if isinstance(v, (cst.List, cst.Tuple)) else [v]
+                out.append((it.rng(el.key), [it.rng(x) for x in vals]))
+            return out
+        if not isinstance(expr, cst.Name):
+            return []
+        import ast
+        src = self.ctx.src
+        index = src.ast_dict_assignments() if src is not None else None
+        if not index:
+            return []
+        line = it.ctx.pos.line(call)
+        cand = None
+        for aline, names_, dnode in index:
+            if aline <= line and expr.value in names_ and (cand is None or aline > cand[0]):
+                cand = (aline, dnode)
+        if cand is None:
+            return []
+        out = []
+        for k, v in zip(cand[1].keys, cand[1].values):
+            if k is None:
+                continue
+            vals = v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v]
+            out.append((src.ast_range(k), [src.ast_range(x) for x in vals]))
+        return out

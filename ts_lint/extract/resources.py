@@ -1,0 +1,296 @@
+"""Resources: WorkQueue and PipelineGroup construction (TS461-TS471 via
+model.group_checks) and the ResourceModel of an instance, as tracing.resource_model builds
+it (work methods and TS222/TS223, task-local variables TS319/TS320, allocations)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from ts_runtime.model.builder import RESERVED_WORK_NAMES
+from ts_runtime.model.kernel import AllocationModel, ResourceKind, ResourceModel, WorkMethodModel
+from ts_runtime.source import SourceRange
+
+from .common import _Abort, _static, _type_name
+from .values import (
+    AllocationVal, ClassVal, ConfigVal, FieldVal, ResourceObj, TileSchedCfgVal, TLVVal, UNKNOWN,
+)
+
+
+class ResourcesMixin:
+    # ================================================================== resources
+    def _work_queue_init(self, it, args, kwargs, call):
+        inst, rest = args[0], list(args[1:])
+        wq = self.builtin_classes["WorkQueue"]
+        from .classes import all_fields, call_post_init
+        tsc = rest[0] if rest else kwargs.pop("tile_scheduler_config", None)
+        kwargs = dict(kwargs)
+        kwargs.pop("tile_scheduler_config", None)
+        fields = all_fields(wq)
+        names = {f.name for f in fields}
+        extra = {k: kwargs.pop(k) for k in list(kwargs) if k not in names}
+        for f in fields:
+            if f.init and f.name in kwargs:
+                inst.attrs[f.name] = kwargs.pop(f.name)
+            elif f.init:
+                inst.attrs[f.name] = it.call(f.default_factory, [], {}, call) \
+                    if f.default_factory is not None else f.default
+        inst.attrs["tile_scheduler_config"] = tsc
+        for k, v in extra.items():
+            it.setattr(inst, k, v, call)
+        inst.attrs["work_tile"] = TLVVal("WorkTileInfo")
+        inst.attrs["skip_work_tile"] = TLVVal("Boolean")
+        call_post_init(it, inst, call)
+        return None
+
+    @staticmethod
+    def _members(g) -> list:
+        m = g.attrs.get("members", [])
+        return list(m) if isinstance(m, (list, tuple)) else []
+
+    def _group_post_init(self, it, args, kwargs, call):
+        from ts_runtime.model.group_checks import derive_group_config
+        g = args[0]
+        g.attrs["is_barrier"] = True
+        members = g.attrs.get("members")
+        rng = g.range
+        if not isinstance(members, (list, tuple)) or self.is_tainted(members) or \
+                not all(isinstance(m, ResourceObj) for m in members):
+            g.uncertain = "the members of this PipelineGroup could not be resolved"
+            self.it.unknown(call, "PipelineGroup members could not be resolved statically", "resource")
+            return None
+        try:
+            from ts_runtime.model.group_checks import check_membership
+            membership = list(check_membership(
+                [(m.attrs.get("name"), m.rid, None if m.group is None or m.group is g else m.group.rid)
+                 for m in members]))
+        except ImportError:
+            membership = [("TS461", ValueError, f"resource '{m.attrs.get('name')}' already belongs to a "
+                           "PipelineGroup") for m in members if m.group is not None and m.group is not g]
+        for code, _exc, msg in membership[:1]:
+            self.ctx.report(code, msg, rng)
+            g.failed = True
+            return None
+        cfg = g.attrs.get("pipeline_config")
+        explicit = cfg.model if isinstance(cfg, ConfigVal) else None
+        mlist = []
+        for m in members:
+            c = m.attrs.get("pipeline_config")
+            if c is not None and not isinstance(c, ConfigVal):
+                g.uncertain = f"the pipeline_config of member '{m.attrs.get('name')}' could not be resolved"
+                return None
+            mlist.append((m.attrs.get("name"), dataclasses.replace(c.model) if c is not None else None))
+        mode = g.attrs.get("mode")
+        if mode is UNKNOWN:
+            g.uncertain = "the PipelineGroup mode could not be resolved"
+            return None
+        merged, findings = derive_group_config(g.attrs.get("name"), mode, mlist, explicit)
+        for code, _exc, msg, *blame in findings[:1]:   # __post_init__ raises the first one
+            if blame:   # anchor on the disagreeing member's `pipeline_config=` (as the runtime)
+                m = next((m for m in members if m.attrs.get("name") == blame[0]), None)
+                if m is not None and getattr(m, "node", None) is not None:
+                    rng = self.call_arguments(m.node).get("pipeline_config", m.range or rng)
+            self.ctx.report(code, msg, rng)
+            g.failed = True
+            return None
+        g.merged = merged
+        for m in members:
+            m.group = g
+        return None
+
+    def resource_model(self, obj: ResourceObj, call=None) -> Optional[ResourceModel]:
+        """tracing.resource_model: built once per resource (None if it raised)."""
+        if obj.model is not None:
+            return obj.model
+        if obj.model_error:
+            return None
+        try:
+            m = self._resource_model(obj, call)
+        except _Abort:
+            obj.model_error = True
+            return None
+        obj.model = m
+        return m
+
+    def _resource_model(self, obj: ResourceObj, call):
+        from .classes import all_fields
+        cls = obj.cls
+        if cls.is_sub("PipelineGroup"):
+            kind = ResourceKind.GROUP
+        elif cls.is_sub("WorkQueue"):
+            kind = ResourceKind.WORK_QUEUE
+        elif cls.is_sub("PdlWaitBarrier"):
+            kind = ResourceKind.PDL_WAIT
+        elif cls.is_sub("PdlLaunchBarrier"):
+            kind = ResourceKind.PDL_LAUNCH
+        else:
+            kind = ResourceKind.PLAIN
+        methods, findings = self._work_methods(cls)
+        name = obj.attrs.get("name", "")
+        if not isinstance(name, str):
+            if name is UNKNOWN:
+                obj.uncertain = obj.uncertain or "its name could not be resolved"
+            name = ""
+        is_barrier = obj.attrs.get("is_barrier", False)
+        if is_barrier is UNKNOWN:
+            obj.uncertain = obj.uncertain or "is_barrier could not be resolved"
+            is_barrier = False
+        r = ResourceModel(
+            rid=obj.rid, name=name, class_name=cls.name, kind=kind, is_barrier=bool(is_barrier),
+            work_methods=methods, reserved_collisions=findings,
+            range=obj.range or SourceRange(self.ctx.path, 1, 0),
+            class_mro=tuple(self._qual(k) for k in cls.mro),
+            consumer_wait_signaling_threads=obj.attrs.get("consumer_wait_signaling_threads"),
+        )
+        if cls.unknown_work or any(k.unknown_work for k in cls.mro):
+            obj.uncertain = obj.uncertain or "a work method's stage or returns= could not be resolved"
+        if kind is not ResourceKind.GROUP:
+            r.tlv_names = self._tlv_names(obj, all_fields(cls))
+        cfg = obj.attrs.get("pipeline_config")
+        if isinstance(cfg, ConfigVal):
+            r.pipeline = dataclasses.replace(cfg.model)
+        elif kind is ResourceKind.GROUP:
+            r.pipeline = getattr(obj, "merged", None)
+            if getattr(obj, "uncertain", None):
+                pass
+        elif cfg is not None:
+            obj.uncertain = obj.uncertain or "its pipeline_config could not be resolved"
+        self.refresh_allocations(obj, r, call)
+        for which in ("producer", "consumer"):
+            v = self._requirements(obj, f"get_{which}_requirements", call) if self._overrides(
+                cls, f"get_{which}_requirements") else None
+            if v is UNKNOWN:
+                obj.uncertain = obj.uncertain or f"get_{which}_requirements() could not be resolved"
+                v = None
+            names_ = None if v is None else [x.name if isinstance(x, AllocationVal) else str(x) for x in v]
+            setattr(r, f"{which}_requirements", names_)
+        if obj.group is not None:
+            r.group = obj.group.rid
+        if kind is ResourceKind.GROUP:
+            r.group_mode = obj.attrs.get("mode")
+            members = [m for m in self._members(obj) if isinstance(m, ResourceObj)]
+            r.members = [m.rid for m in members]
+            r.member_names = {m.attrs.get("name"): m.rid for m in members}
+        if kind is ResourceKind.WORK_QUEUE:
+            tsc = obj.attrs.get("tile_scheduler_config")
+            r.tile_scheduler_type = tsc.tile_scheduler_type if isinstance(tsc, TileSchedCfgVal) else (
+                None if tsc is None else UNKNOWN)
+        return r
+
+    @staticmethod
+    def _overrides(cls: ClassVal, method: str) -> bool:
+        owner, _ = cls.lookup(method)
+        return owner is not None and owner.builtin is None
+
+    @staticmethod
+    def _qual(k: ClassVal) -> str:
+        if k.builtin == "object":
+            return "builtins.object"
+        if k.live is not None:
+            return f"{k.live.__module__}.{k.live.__qualname__}"
+        if k.builtin == "external":
+            return k.qualname
+        return k.full_qualname
+
+    def refresh_allocations(self, obj: ResourceObj, r: ResourceModel, call=None):
+        for space, method in (("smem", "get_smem_requirements"), ("tmem", "get_tmem_requirements")):
+            if not self._overrides(obj.cls, method):
+                setattr(r, space, [])
+                continue
+            v = self._requirements(obj, method, call)
+            if v is UNKNOWN:
+                obj.uncertain = obj.uncertain or f"{method}() could not be resolved"
+                setattr(r, space, [])
+                continue
+            out = []
+            for a in v:
+                if not isinstance(a, AllocationVal):
+                    obj.uncertain = obj.uncertain or f"an allocation of {method}() could not be resolved"
+                    continue
+                out.append(AllocationModel(a.name if isinstance(a.name, str) else "?", space,
+                                           _static(a.size) if a.size is not None else 0,
+                                           a.alignment if a.alignment is not None else 1,
+                                           0 if a.offset is None else a.offset))
+            setattr(r, space, out)
+
+    def _work_methods(self, cls: ClassVal):
+        """tracing._work_methods over the interpreted MRO."""
+        methods, findings, seen_stage = {}, [], {}
+        for klass in reversed(cls.mro):
+            for name, wm in klass.work.items():
+                if wm.stage is None:
+                    continue
+                side = "producer" if wm.stage.is_producer else "consumer"
+                prev = seen_stage.get(name)
+                if prev is not None and prev != side:
+                    other = "consumer" if side == "producer" else "producer"
+                    findings.append((name, f"@{side}_work '{name}' collides with a @{other}_work of the same "
+                                     "name", wm.range, "TS223"))
+                seen_stage[name] = side
+                if name in RESERVED_WORK_NAMES:
+                    findings.append((name, f"work method '{name}' collides with the standard pipeline method "
+                                     f"'{name}'; rename it", wm.range, "TS222"))
+                returns = []
+                for x in getattr(wm, "_ts_raw_returns", wm.returns):
+                    if isinstance(x, str):
+                        returns.append(x)
+                    elif isinstance(x, FieldVal):
+                        if x.name is None:
+                            self.ctx.report("TS313", f"returns= Field of '{name}' has no .name (is the resource "
+                                            "class a dataclass?)", wm.range)
+                            raise _Abort()
+                        returns.append(x.name)
+                methods[name] = WorkMethodModel(name, wm.stage, tuple(returns), list(wm.params), wm.range,
+                                                wm.defined_on)
+        return methods, findings
+
+    def _tlv_names(self, obj: ResourceObj, fields) -> set:
+        names = set()
+        for f in fields:
+            declared = f.tlv_placeholder or f.tlv_declared
+            value = obj.attrs.get(f.name, None)
+            if isinstance(value, TLVVal):
+                self._bind_owner(value, obj, f.name)
+                names.add(f.name)
+            elif declared:
+                if value is UNKNOWN:
+                    obj.uncertain = obj.uncertain or f"task-local variable '{f.name}' could not be resolved"
+                    names.add(f.name)
+                    continue
+                if value is None:
+                    self.ctx.report("TS320", f"field '{f.name}' of {obj.cls.name} is declared as a "
+                                    "TaskLocalVariable field but was not initialized in __init__/__post_init__",
+                                    obj.range)
+                    raise _Abort()
+                self.ctx.report("TS320", f"field '{f.name}' of {obj.cls.name} is declared as a "
+                                f"TaskLocalVariable field but contains {_type_name(value)}", obj.range)
+                raise _Abort()
+        for k, v in obj.attrs.items():
+            if isinstance(v, TLVVal) and not k.startswith("_"):
+                self._bind_owner(v, obj, k)
+                names.add(k)
+        return names
+
+    def _bind_owner(self, tlv: TLVVal, owner, field_name):
+        if tlv.owner is not None and (tlv.owner is not owner or tlv.field_name != field_name):
+            self.ctx.report("TS319", f"TaskLocalVariable bound to '{tlv.field_name}' cannot be reused across "
+                            f"resource fields ('{field_name}')", owner.range)
+            raise _Abort()
+        tlv.owner, tlv.field_name = owner, field_name
+
+    def collect_resources(self, objs, out: dict, objects: dict, call=None) -> bool:
+        """tracing.collect_resources; False when a model raised (the caller aborts)."""
+        for o in objs:
+            if o is None or not isinstance(o, ResourceObj) or o.rid in out:
+                continue
+            m = self.resource_model(o, call)
+            if m is None:
+                return False
+            out[m.rid] = m
+            objects[m.rid] = o
+            if o.group is not None:
+                if not self.collect_resources([o.group], out, objects, call):
+                    return False
+            if o.cls.is_sub("PipelineGroup"):
+                if not self.collect_resources(self._members(o), out, objects, call):
+                    return False
+        return True

@@ -1,0 +1,400 @@
+"""Statements: assignments, imports, definitions and control flow (with the skip rule
+for conditions and iterables that are not known)."""
+from __future__ import annotations
+
+import operator
+
+import libcst as cst
+
+from .expressions import binop, truth
+from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
+from .values import (
+    BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, InstanceVal, is_concrete,
+    NamespaceVal, QualRef, RUNTIME, Scope, UNKNOWN,
+)
+
+
+_AUGOPS = {
+    cst.AddAssign: operator.add, cst.SubtractAssign: operator.sub, cst.MultiplyAssign: operator.mul,
+    cst.DivideAssign: operator.truediv, cst.FloorDivideAssign: operator.floordiv,
+    cst.ModuloAssign: operator.mod, cst.PowerAssign: operator.pow,
+    cst.LeftShiftAssign: operator.lshift, cst.RightShiftAssign: operator.rshift,
+    cst.BitOrAssign: operator.or_, cst.BitAndAssign: operator.and_, cst.BitXorAssign: operator.xor,
+    cst.MatrixMultiplyAssign: operator.matmul,
+}
+
+
+class StatementsMixin:
+    # ================================================================== statements
+    def exec_block(self, body, scope):
+        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        for stmt in stmts:
+            self.exec_stmt(stmt, scope)
+
+    def exec_stmt(self, stmt, scope):
+        self.ctx.step()
+        fn = self._exec.get(type(stmt))
+        if fn is not None:
+            fn(stmt, scope)
+
+    def _x_simple_line(self, node, scope):
+        for s in node.body:
+            self.exec_stmt(s, scope)
+
+    def _x_expr(self, node: cst.Expr, scope):
+        if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return                        # a docstring / string statement has no effect
+        self.eval(node.value, scope)
+
+    def _x_assign(self, node: cst.Assign, scope):
+        v = self.eval(node.value, scope)
+        for t in node.targets:
+            self.bind_target(t.target, v, scope, value_node=node.value)
+
+    def _x_annassign(self, node: cst.AnnAssign, scope):
+        if scope.kind == "class":
+            self.class_annotations(scope).append((node.target, node.annotation.annotation, node))
+        if node.value is not None:
+            v = self.eval(node.value, scope)
+            self.bind_target(node.target, v, scope, value_node=node.value)
+
+    def class_annotations(self, scope) -> list:
+        return scope.vars.setdefault("__ts_annotations__", [])
+
+    def _x_augassign(self, node: cst.AugAssign, scope):
+        op = _AUGOPS.get(type(node.operator))
+        cur = self.eval(node.target, scope)
+        v = self.eval(node.value, scope)
+        if isinstance(cur, list) and op is operator.add:
+            seq = self.iterate(v)
+            if seq is None:
+                self.ctx_taint(cur)
+            else:
+                cur.extend(seq)
+            return
+        if isinstance(cur, dict) and op is operator.or_ and isinstance(v, dict):
+            cur.update(v)
+            return
+        new = binop(op, cur, v) if op is not None else UNKNOWN
+        self.bind_target(node.target, new, scope)
+
+    def ctx_taint(self, container):
+        self.ts.taint(container)
+
+    def bind_target(self, target, value, scope, value_node=None):
+        if isinstance(target, cst.Name):
+            self.assign_name(target.value, value, scope)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elems = target.elements
+            if isinstance(value, DataFlowToken):
+                if value.cap is not None:
+                    value.cap.token_misuse(value, value_node if value_node is not None else target,
+                                           indexed=False)
+                value = UNKNOWN
+            seq = self.iterate(value) if value is not RUNTIME else None
+            star = [i for i, e in enumerate(elems) if isinstance(e, cst.StarredElement)]
+            if seq is None or (not star and len(seq) != len(elems)) or (star and len(seq) < len(elems) - 1):
+                fill = RUNTIME if value is RUNTIME else UNKNOWN
+                for e in elems:
+                    self.bind_target(e.value, fill, scope)
+                return
+            if star:
+                i = star[0]
+                n_after = len(elems) - i - 1
+                for e, v in zip(elems[:i], seq[:i]):
+                    self.bind_target(e.value, v, scope)
+                self.bind_target(elems[i].value, list(seq[i:len(seq) - n_after]), scope)
+                for e, v in zip(elems[i + 1:], seq[len(seq) - n_after:]):
+                    self.bind_target(e.value, v, scope)
+            else:
+                for e, v in zip(elems, seq):
+                    self.bind_target(e.value, v, scope)
+        elif isinstance(target, cst.Attribute):
+            obj = self.eval(target.value, scope)
+            self.setattr(obj, target.attr.value, value, target)
+        elif isinstance(target, cst.Subscript):
+            base = self.eval(target.value, scope)
+            if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                key = self.eval(target.slice[0].slice.value, scope)
+            else:
+                key = UNKNOWN
+            self.setitem(base, key, value)
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, value, scope)
+
+    def setitem(self, base, key, value):
+        if isinstance(base, dict):
+            if key is UNKNOWN or key is RUNTIME:
+                self.ctx_taint(base)
+                return
+            try:
+                base[key] = value
+            except TypeError:
+                self.ctx_taint(base)
+        elif isinstance(base, list):
+            if isinstance(key, int) and -len(base) <= key < len(base):
+                base[key] = value
+            else:
+                self.ctx_taint(base)
+
+    def setattr(self, obj, name, value, node=None):
+        if isinstance(obj, InstanceVal):
+            h = self.ts.setattr_hook(obj, name, value, node)
+            if h is NotImplemented:
+                obj.attrs[name] = value
+        elif isinstance(obj, ClassVal):
+            obj.namespace[name] = value
+        elif isinstance(obj, NamespaceVal):
+            obj.attrs[name] = value
+
+    def _x_return(self, node: cst.Return, scope):
+        raise _Return(self.eval(node.value, scope) if node.value is not None else None)
+
+    def _x_break(self, node, scope):
+        raise _Break()
+
+    def _x_continue(self, node, scope):
+        raise _Continue()
+
+    def _x_global(self, node: cst.Global, scope):
+        for n in node.names:
+            scope.globals_.add(n.name.value)
+
+    def _x_nonlocal(self, node: cst.Nonlocal, scope):
+        for n in node.names:
+            scope.nonlocals.add(n.name.value)
+
+    def _x_del(self, node: cst.Del, scope):
+        t = node.target
+        targets = [e.value for e in t.elements] if isinstance(t, cst.Tuple) else [t]
+        for x in targets:
+            if isinstance(x, cst.Name):
+                scope.vars.pop(x.value, None)
+
+    def _x_raise(self, node, scope):
+        raise UserRaise(node)
+
+    def _x_assert(self, node: cst.Assert, scope):
+        t = truth(self.eval(node.test, scope))
+        if t is False:
+            raise UserRaise(node)
+
+    # ------------------------------------------------------------------ imports
+    @staticmethod
+    def _dotted(node) -> str:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            return StatementsMixin._dotted(node.value) + "." + node.attr.value
+        return ""
+
+    def _x_import(self, node: cst.Import, scope):
+        for alias in node.names:
+            full = self._dotted(alias.name)
+            if alias.asname is not None:
+                self.bind_target(alias.asname.name, self.resolve_qual(full), scope)
+            else:
+                head = full.split(".")[0]
+                self.assign_name(head, self.resolve_qual(head), scope)
+
+    def _x_importfrom(self, node: cst.ImportFrom, scope):
+        mod = self._dotted(node.module) if node.module is not None else ""
+        mod = "." * len(node.relative) + mod
+        if isinstance(node.names, cst.ImportStar):
+            for name in self.ts.star_names(mod):
+                self.assign_name(name, self.resolve_qual(f"{mod}.{name}"), scope)
+            return
+        for alias in node.names:
+            name = self._dotted(alias.name)
+            target = alias.asname.name if alias.asname is not None else alias.name
+            self.bind_target(target, self.resolve_qual(f"{mod}.{name}" if mod else name), scope)
+
+    # ------------------------------------------------------------------ definitions
+    def _qualname_in(self, scope: Scope, name: str) -> str:
+        if scope.kind == "module":
+            return name
+        if scope.kind == "class":
+            return f"{scope.vars.get('__ts_qualprefix__', '')}{name}"
+        s = scope
+        while s is not None and s.kind == "comprehension":
+            s = s.parent
+        prefix = getattr(s, "qualprefix", "") if s is not None and s.kind == "function" else ""
+        return f"{prefix}{name}"
+
+    def _x_funcdef(self, node: cst.FunctionDef, scope):
+        from .tsapi import apply_decorators
+        name = node.name.value
+        closure = scope.parent if scope.kind == "class" else scope
+        qual = self._qualname_in(scope, name)
+        func = FuncVal(node, closure, name, qual, self.module_name,
+                       owner=scope.vars.get("__ts_class__") if scope.kind == "class" else None,
+                       defaults=self._defaults(node.params, scope),
+                       first_decorator=node.decorators[0] if node.decorators else None)
+        value = apply_decorators(self, func, node.decorators, scope)
+        self.assign_name(name, value, scope)
+
+    def _x_classdef(self, node: cst.ClassDef, scope):
+        from .classes import build_class
+        cls = build_class(self, node, scope)
+        self.assign_name(node.name.value, cls, scope)
+
+    # ------------------------------------------------------------------ control flow
+    def _x_if(self, node: cst.If, scope):
+        t = truth(self.eval(node.test, scope))
+        if t is True:
+            self.exec_block(node.body, scope)
+        elif t is False:
+            if isinstance(node.orelse, cst.If):
+                self._x_if(node.orelse, scope)
+            elif isinstance(node.orelse, cst.Else):
+                self.exec_block(node.orelse.body, scope)
+        else:
+            self.skip(node, scope, node.test, "condition")
+
+    def skip(self, node, scope, cond_node, what: str):
+        """Does not run `node` (unknown condition / iterable): what it assigns becomes UNKNOWN."""
+        from .skip import effects
+        eff = effects(node, self._effects_cache)
+        for name in eff.names:
+            self.assign_name(name, UNKNOWN, scope)
+        for base, attr in eff.attrs:
+            obj = self.lookup(base, scope)
+            if isinstance(obj, InstanceVal):
+                obj.attrs[attr] = UNKNOWN
+        for base in eff.mutated:
+            obj = self.lookup(base, scope)
+            if isinstance(obj, (list, dict)):
+                self.ctx_taint(obj)
+        if eff.returns and self.frame is not None:
+            self.frame.maybe_returned = True
+        if (eff.breaks or eff.returns) and self._loop_depth:
+            raise _LoopUnknown()          # whether the enclosing loop goes on is unknown
+        if any(self._relevant_callee(r, scope) for r in eff.callee_roots):
+            self.unknown(cond_node, f"{what} `{self.text(cond_node)}` could not be resolved statically; "
+                         "the TS code it guards is not analyzed", "control-flow")
+        if self.capture is not None and eff.any_call:
+            self.capture.incomplete(cond_node, f"{what} `{self.text(cond_node)}` is not known at trace time")
+
+    def _relevant_callee(self, name: str, scope) -> bool:
+        """Whether a call rooted at `name` may build TS objects (not an external library call)."""
+        v = self.lookup(name, scope)
+        if v is UNKNOWN or v is RUNTIME or isinstance(v, QualRef):
+            return False
+        if isinstance(v, BuiltinFunc) and v.qualname.startswith(("builtins.", "math.", "argparse.")):
+            return False
+        if is_concrete(v) or isinstance(v, (list, dict, tuple)):
+            return False
+        return True
+
+    def _x_for(self, node: cst.For, scope):
+        it = self.eval(node.iter, scope)
+        seq = self.iterate(it)
+        if seq is None:
+            self.skip(node, scope, node.iter, "iterable")
+            return
+        count = 0
+        broke = False
+        self._loop_depth += 1
+        try:
+            for item in seq:
+                count += 1
+                if count > self.ctx.MAX_LOOP:
+                    self._loop_depth -= 1
+                    try:
+                        self.skip(node, scope, node.iter, "loop (too many iterations)")
+                    finally:
+                        self._loop_depth += 1
+                    return
+                self.bind_target(node.target, item, scope)
+                try:
+                    self.exec_block(node.body, scope)
+                except _Break:
+                    broke = True
+                    break
+                except _Continue:
+                    continue
+        except _LoopUnknown:
+            self._loop_depth -= 1
+            try:
+                self.skip(node, scope, node.iter, "loop exit")
+            finally:
+                self._loop_depth += 1
+            return
+        finally:
+            self._loop_depth -= 1
+        if not broke and node.orelse is not None:
+            self.exec_block(node.orelse.body, scope)
+
+    def _x_while(self, node: cst.While, scope):
+        count = 0
+        self._loop_depth += 1
+        try:
+            while True:
+                t = truth(self.eval(node.test, scope))
+                if t is None or count >= self.ctx.MAX_LOOP:
+                    raise _LoopUnknown()
+                if not t:
+                    break
+                count += 1
+                try:
+                    self.exec_block(node.body, scope)
+                except _Break:
+                    return
+                except _Continue:
+                    continue
+        except _LoopUnknown:
+            self._loop_depth -= 1
+            try:
+                self.skip(node, scope, node.test, "loop condition")
+            finally:
+                self._loop_depth += 1
+            return
+        finally:
+            self._loop_depth -= 1
+        if node.orelse is not None:
+            self.exec_block(node.orelse.body, scope)
+
+    def _x_with(self, node: cst.With, scope):
+        entered = []
+        try:
+            for item in node.items:
+                cm = self.eval(item.item, scope)
+                value = self.enter(cm, item.item)
+                if isinstance(cm, BlockCM):
+                    entered.append((cm, item.item))
+                if item.asname is not None:
+                    self.bind_target(item.asname.name, value, scope)
+            self.exec_block(node.body, scope)
+        finally:
+            for cm, item_node in reversed(entered):
+                self.exit(cm, item_node)
+
+    def enter(self, cm, node):
+        if isinstance(cm, BlockCM):
+            return self.ts.enter_block(cm, node)
+        if (cm is UNKNOWN or cm is RUNTIME) and self.capture is not None:
+            self.capture.incomplete(node, f"`with {self.text(node)}` could not be resolved")
+        if isinstance(cm, InstanceVal):
+            fn = self.getattr(cm, "__enter__", node)
+            if fn is not UNKNOWN:
+                return self.call(fn, [], {}, node)
+        return UNKNOWN
+
+    def exit(self, cm, node):
+        if isinstance(cm, BlockCM):
+            self.ts.exit_block(cm, node)
+
+    def _x_try(self, node: cst.Try, scope):
+        try:
+            try:
+                self.exec_block(node.body, scope)
+            except UserRaise:
+                if not node.handlers:
+                    raise
+                self.exec_block(node.handlers[0].body, scope)
+            else:
+                if node.orelse is not None:
+                    self.exec_block(node.orelse.body, scope)
+        finally:
+            if node.finalbody is not None:
+                self.exec_block(node.finalbody.body, scope)

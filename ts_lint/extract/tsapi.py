@@ -1,0 +1,518 @@
+"""The TS API as the interpreter sees it: each call builds the shared model.
+
+Every function here mirrors its tracing counterpart (ts_runtime/resources.py,
+pipeline.py, pipeline_group.py, memory.py, task.py, task_manager.py, tracing.py) and
+calls the same shared code (model.config_checks, model.group_checks, model.lower,
+model.task_checks, model.work_signature, rules.engine) so findings are the same, at the
+same anchors: the call expression for configs / tasks / the manager, the keyword value
+for an argument, the constructor call for a resource, the first decorator line for a
+work method, each value of the dependency-graph dict literal for an edge.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+from ts_runtime import enums as E
+from ts_runtime.model.kernel import WorkMethodModel
+from ts_runtime.model.values import is_static_int
+from ts_runtime.source import SourceRange
+
+from .allocators import AllocatorsMixin
+from .common import (  # noqa: F401  (re-exported for the other extract modules)
+    _LIBRARIES, _TLV_TAG, BuiltinNS, WorkMethodVal, _Abort, _b, _layout, _LayoutError, _library,
+    _name_of, _signature_bind, _static, _strides, _type_name,
+)
+from .configs import _FACTORIES, ConfigsMixin
+from .kernel import KernelMixin
+from .resources import ResourcesMixin
+from . import names as N
+from .values import (
+    AllocationVal, AllocatorVal, ArgParserVal, BlockCM, BoundMethod, BuiltinFunc, ClassVal,
+    ConfigVal, CoopGroupVal, DataclassField, DataFlowToken, DtypeVal, FieldVal, FuncVal,
+    InstanceVal, is_abstract, LoopHandle, MemberRefVal, NamespaceVal, QualRef, ResourceObj,
+    ResourceProxy, RUNTIME, ScheduleFuncVal, ScheduleVal, TaskManagerVal, TileSchedCfgVal,
+    TLVVal, UNKNOWN, WtlHandle,
+)
+
+
+class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
+    def __init__(self, it):
+        self.it = it
+        self.ctx = it.ctx
+        self.tainted: dict = {}
+        self.builtin_classes = self._builtin_classes()
+        self.symbols = self._symbols()
+
+    # ================================================================== taint
+    def taint(self, container):
+        self.tainted[id(container)] = container
+
+    def is_tainted(self, container) -> bool:
+        return id(container) in self.tainted
+
+    # ================================================================== builtins
+    def _builtin_classes(self) -> dict:
+        from ts_runtime import pipeline_group as G, resources as R, task as T
+        from ts_runtime.tracing import _qualname
+        from .classes import c3_mro
+        it = self.it
+        obj = ClassVal("object", "object", module="builtins", builtin="object")
+        obj.mro = [obj]
+        obj.namespace = {"__init__": _b("__init__", lambda i, a, k, c: None, "object.__init__")}
+        out = {"object": obj}
+
+        def mk(live, bases):
+            k = ClassVal(live.__name__, live.__qualname__, module=live.__module__, builtin=live.__name__,
+                         bases=bases, live=live)
+            k.mro = c3_mro(k, bases)
+            if dataclasses.is_dataclass(live):
+                k.is_dataclass = True
+                for f in dataclasses.fields(live):
+                    df = DataclassField(f.name, kw_only=f.kw_only is True, init=f.init)
+                    if f.default is not dataclasses.MISSING:
+                        df.has_default, df.default = True, f.default
+                    if f.default_factory is not dataclasses.MISSING:
+                        fac = f.default_factory
+                        df.default_factory = _b("factory", lambda i, a, kw, c, fac=fac: fac())
+                    df.tlv_placeholder = bool(f.metadata.get(_TLV_TAG))
+                    df.tlv_declared = df.tlv_placeholder or "TaskLocalVariable" in str(f.type)
+                    k.own_fields.append(df)
+            for name, attr in vars(live).items():
+                info = getattr(attr, "__ts_work__", None)
+                if info is None:
+                    continue
+                rng = SourceRange(info.path, info.line) if info.path else SourceRange("<unknown>", 1, 0)
+                wm = WorkMethodModel(name, info.stage, tuple(info.returns), list(info.params), rng,
+                                     _qualname(live))
+                wm._ts_raw_returns = list(info.returns)
+                k.work[name] = wm
+                k.namespace[name] = _b(name, lambda i, a, kw, c: None, f"{live.__qualname__}.{name}")
+            return k
+
+        mr = mk(R.MemoryResource, [obj])
+        ns = mr.namespace
+        ns["__init__"] = _b("__init__", lambda i, a, kw, c, k=mr: self._dc_init(k, a, kw, c),
+                            "MemoryResource.__init__")
+        ns["__post_init__"] = _b("__post_init__", lambda i, a, kw, c: None, "MemoryResource.__post_init__")
+        for m in ("get_smem_requirements", "get_tmem_requirements", "physical_ranges"):
+            ns[m] = _b(m, lambda i, a, kw, c: [], f"MemoryResource.{m}")
+        for m in ("get_producer_requirements", "get_consumer_requirements", "consumer_work",
+                  "producer_work", "consumer_aux_work", "producer_aux_work", "create",
+                  "create_pipeline"):
+            ns[m] = _b(m, lambda i, a, kw, c: None, f"MemoryResource.{m}")
+        out["MemoryResource"] = mr
+        for live in (R.PdlWaitBarrier, R.PdlLaunchBarrier):
+            k = mk(live, [mr])
+            k.namespace["__init__"] = _b("__init__", lambda i, a, kw, c, k=k: self._dc_init(k, a, kw, c),
+                                         f"{live.__name__}.__init__")
+            out[live.__name__] = k
+        wq = mk(R.WorkQueue, [mr])
+        wq.namespace["__init__"] = _b("__init__", self._work_queue_init, "WorkQueue.__init__")
+        wq.namespace["skip_work_tile_if"] = BuiltinFunc(
+            "skip_work_tile_if", lambda i, a, kw, c: False, qualname="WorkQueue.skip_work_tile_if",
+            owner="ts_runtime.resources.WorkQueue", required_positional=2)
+        out["WorkQueue"] = wq
+        pg = mk(G.PipelineGroup, [mr])
+        pg.namespace["__init__"] = _b("__init__", lambda i, a, kw, c, k=pg: self._dc_init(k, a, kw, c),
+                                      "PipelineGroup.__init__")
+        pg.namespace["__post_init__"] = _b("__post_init__", self._group_post_init,
+                                           "PipelineGroup.__post_init__")
+        out["PipelineGroup"] = pg
+        task = mk(T.Task, [obj])
+        task.namespace["__init__"] = _b("__init__", self._task_init, "Task.__init__")
+        task.namespace["get_domain"] = BuiltinFunc("get_domain", lambda i, a, kw, c: UNKNOWN,
+                                                   qualname="Task.get_domain",
+                                                   owner="ts_runtime.task.Task", required_positional=2)
+        for m in ("make_task_cache", "run", "is_selected", "init_variables", "run_body"):
+            task.namespace[m] = _b(m, lambda i, a, kw, c: None, f"Task.{m}")
+        out["Task"] = task
+        for k in out.values():
+            k.ts_name = k.builtin
+        return out
+
+    def _dc_init(self, k, args, kwargs, call):
+        from .classes import dataclass_init
+        inst, rest = args[0], args[1:]
+        return dataclass_init(self.it, k, inst, rest, kwargs, call)
+
+    def _symbols(self) -> dict:
+        from ts_runtime import enums as En, pipeline as P
+        from ts_runtime.resources import PipelineConfig
+        from . import schedules as S
+        bc = self.builtin_classes
+        sym = {
+            "schedule": _b("schedule", self._schedule_decorator, "schedule"),
+            "domain_loop": _b("domain_loop", S.domain_loop, "domain_loop"),
+            "work_tile_loop": _b("work_tile_loop", S.work_tile_loop, "work_tile_loop"),
+            "when_true": _b("when_true", lambda i, a, k, c: S.when(i, a, k, c, False), "when_true"),
+            "when_false": _b("when_false", lambda i, a, k, c: S.when(i, a, k, c, True), "when_false"),
+            "consumer_work": _b("consumer_work", self._work_decorator("consumer"), "consumer_work"),
+            "producer_work": _b("producer_work", self._work_decorator("producer"), "producer_work"),
+            "Every": _b("Every", S.every_ctor, "Every"),
+            "FIRST_ITER": En.FIRST_ITER, "LAST_ITER": En.LAST_ITER, "SKIPPABLE": En.SKIPPABLE,
+            "IterationPredicate": En.IterationPredicate, "OpaqueCondition": En.OpaqueCondition,
+            "BlockGuard": En.BlockGuard, "LoopGuard": En.LoopGuard,
+            "WorkAttr": En.WorkAttr, "PipelineType": En.PipelineType,
+            "SignalingThreads": En.SignalingThreads, "TileSchedulerType": En.TileSchedulerType,
+            "PipelineGroupMode": En.PipelineGroupMode, "ScheduleStage": En.ScheduleStage,
+            "Agent": P.Agent, "PipelineOp": P.PipelineOp, "PipelineUserType": P.PipelineUserType,
+            "MemoryResource": bc["MemoryResource"], "WorkQueue": bc["WorkQueue"],
+            "PdlWaitBarrier": bc["PdlWaitBarrier"], "PdlLaunchBarrier": bc["PdlLaunchBarrier"],
+            "PDL_BARRIER_TYPES": (bc["PdlWaitBarrier"], bc["PdlLaunchBarrier"]),
+            "PipelineGroup": bc["PipelineGroup"], "Task": bc["Task"],
+            "TaskManager": _b("TaskManager", self._task_manager, "TaskManager"),
+            "TaskLocalVariable": BuiltinNS("TaskLocalVariable", {
+                "uninitialized": _b("uninitialized", lambda i, a, k, c: FieldVal(
+                    default=None, has_default=True, init=False, tlv=True), "TaskLocalVariable.uninitialized"),
+            }, self._tlv),
+            "PipelineConfig": BuiltinNS("PipelineConfig", {
+                name: _b(name, lambda i, a, k, c, name=name: self._config_factory(name, a, k, c),
+                         f"PipelineConfig.{name}") for name in _FACTORIES
+            }, self._config_direct),
+            "TileSchedulerConfig": BuiltinNS("TileSchedulerConfig", {
+                "create_static_persistent_tile_scheduler_params": _b(
+                    "create_static_persistent_tile_scheduler_params",
+                    lambda i, a, k, c: TileSchedCfgVal(E.TileSchedulerType.StaticPersistent)),
+                "create_clc_dynamic_persistent_tile_scheduler_params": _b(
+                    "create_clc_dynamic_persistent_tile_scheduler_params",
+                    lambda i, a, k, c: TileSchedCfgVal(E.TileSchedulerType.ClcDynamicPersistent)),
+            }, lambda i, a, k, c: TileSchedCfgVal(a[0] if a else k.get("tile_scheduler_type", UNKNOWN))),
+            "CooperativeGroup": _b("CooperativeGroup", self._coop_group, "CooperativeGroup"),
+            "SmemAllocation": _b("SmemAllocation", self._smem_allocation, "SmemAllocation"),
+            "TmemAllocation": _b("TmemAllocation", self._tmem_allocation, "TmemAllocation"),
+            "SmemAllocator": _b("SmemAllocator", lambda i, a, k, c: AllocatorVal("smem", self._r(c)),
+                                "SmemAllocator"),
+            "TmemAllocator": _b("TmemAllocator", lambda i, a, k, c: AllocatorVal("tmem", self._r(c)),
+                                "TmemAllocator"),
+            "ResourceContext": _b("ResourceContext", lambda i, a, k, c: NamespaceVal(
+                {"smem_base": RUNTIME, "tmem_ptr_i32": RUNTIME}), "ResourceContext"),
+        }
+        for name in ("StageInfo", "WorkTileInfo", "DataFlowToken", "ScheduleError",
+                     "ScheduleValidationError"):
+            sym[name] = BuiltinNS(name, {}, None)
+        self._PipelineConfig = PipelineConfig
+        return sym
+
+    def _r(self, node):
+        return self.it.rng(node) if node is not None else SourceRange(self.ctx.path, 1, 0)
+
+    # ================================================================== name resolution
+    def resolve(self, qualname: str):
+        sym = N.ts_symbol(qualname)
+        if sym is not None:
+            head, _, rest = sym.partition(".")
+            v = self.symbols.get(head, UNKNOWN)
+            for part in rest.split(".") if rest else ():
+                v = self.it.getattr(v, part)
+            return v
+        if N.is_ts_module(qualname):
+            return QualRef(qualname)
+        width = N.dtype_width(qualname)
+        if width is not None:
+            return DtypeVal(qualname.rsplit(".", 1)[-1], width)
+        from .pybuiltins import stdlib
+        v = stdlib(qualname)
+        if v is not None:
+            return v
+        c = self._cutlass(qualname)
+        if c is not None:
+            return c
+        return QualRef(qualname)
+
+    def _cutlass(self, qualname: str):
+        it = self.it
+        short = qualname
+        if qualname in ("cutlass.range_constexpr", "cutlass.cute.range_constexpr"):
+            from .pybuiltins import _range
+            return _b("range_constexpr", _range, qualname)
+        if qualname in ("cutlass.const_expr", "cutlass.cute.const_expr"):
+            return _b("const_expr", lambda i, a, k, c: a[0] if a else UNKNOWN, qualname)
+        if qualname in ("cutlass.dynamic_expr", "cutlass.range", "cutlass.cute.range",
+                        "cutlass.range_dynamic"):
+            return _b(short, lambda i, a, k, c: RUNTIME, qualname)
+        if qualname in ("cutlass.cute.jit", "cutlass.cute.kernel", "cutlass.jit", "cutlass.kernel",
+                        "cutlass.dsl_user_op", "cutlass.cute.struct"):
+            return _b(short, self._jit_decorator, qualname)
+        if qualname == "cutlass.cute.compile":
+            return _b("compile", self._cute_compile, qualname)
+        if qualname in ("cutlass.cute.ceil_div", "cutlass.utils.ceil_div"):
+            return _b("ceil_div", lambda i, a, k, c: (-(-a[0] // a[1])) if len(a) == 2 and all(
+                is_static_int(x) for x in a) and a[1] else (RUNTIME if RUNTIME in a else UNKNOWN), qualname)
+        if qualname.startswith("cutlass.cute.arch."):
+            return _b(short, lambda i, a, k, c: RUNTIME, qualname)
+        return None
+
+    def _jit_decorator(self, it, args, kwargs, call):
+        if len(args) == 1 and not kwargs and isinstance(args[0], FuncVal):
+            args[0].is_jit = True
+            return args[0]
+        return _b("jit", lambda i, a, k, c: self._jit_decorator(i, a, {}, c), "cute.jit()")
+
+    def _cute_compile(self, it, args, kwargs, call):
+        if args:
+            fn = args[0]
+            if isinstance(fn, InstanceVal):
+                fn = it.getattr(fn, "__call__", call)
+            if fn is not UNKNOWN:
+                it.call(fn, list(args[1:]), {k: v for k, v in kwargs.items() if k != "options"}, call)
+        return UNKNOWN
+
+    def star_names(self, mod: str) -> list:
+        if N.is_ts_module(mod):
+            import importlib
+            sub = mod.split("task_scheduling", 1)[-1] if mod.startswith("cutlass") else mod[len("ts_runtime"):]
+            try:
+                live = importlib.import_module("ts_runtime" + sub)
+                return list(getattr(live, "__all__", []))
+            except ImportError:
+                return []
+        return []
+
+    def runtime_annotation(self, ann, scope) -> bool:
+        """A @cute.jit parameter annotation that makes it a traced value."""
+        if isinstance(ann, cst.Subscript):
+            return False
+        v = self.it.eval(ann, scope)
+        if isinstance(v, DtypeVal):
+            return True
+        return isinstance(v, QualRef) and N.is_runtime_annotation(v.qualname)
+
+    # ================================================================== generic hooks
+    def getattr_hook(self, obj, name, node):
+        from . import schedules as S
+        if isinstance(obj, BuiltinNS):
+            if name in obj.attrs:
+                return obj.attrs[name]
+            return UNKNOWN
+        if isinstance(obj, ResourceProxy):
+            return S.proxy_attr(self.it, obj, name, node)
+        if isinstance(obj, DataFlowToken):
+            if name == "variable":
+                return obj.token.var
+            return UNKNOWN
+        if isinstance(obj, (LoopHandle, WtlHandle, BlockCM)):
+            return S.handle_attr(self.it, obj, name, node)
+        if isinstance(obj, ConfigVal):
+            return obj.fields.get(name, UNKNOWN) if hasattr(obj, "fields") else UNKNOWN
+        if isinstance(obj, CoopGroupVal):
+            return {"agent": obj.agent, "size": obj.size}.get(name, UNKNOWN)
+        if isinstance(obj, AllocationVal):
+            return self._allocation_attr(obj, name)
+        if isinstance(obj, AllocatorVal):
+            return self._allocator_attr(obj, name, node)
+        if isinstance(obj, TLVVal):
+            return {"dtype": obj.dtype, "owner": obj.owner, "field_name": obj.field_name}.get(name, UNKNOWN)
+        if isinstance(obj, TileSchedCfgVal):
+            return obj.tile_scheduler_type if name == "tile_scheduler_type" else UNKNOWN
+        if isinstance(obj, ArgParserVal):
+            from .pybuiltins import _argparse_method
+            return _argparse_method(obj, name)
+        if isinstance(obj, TaskManagerVal):
+            if name in ("setup_resources_and_tasks", "run"):   # TS902 / TS903 (rules/other.py)
+                return _b(name, lambda i, a, k, c, _n=name, _tm=obj: self._tm_lifecycle(_tm, _n, c),
+                          f"TaskManager.{name}")
+            if name in ("get_marmaid_string_dependency_graph", "get_mermaid_string_dependency_graph"):
+                return _b(name, lambda i, a, k, c: self._tm_mermaid(a, k, c), f"TaskManager.{name}")
+            if name in ("print_and_verify", "validate"):
+                return _b(name, lambda i, a, k, c: None, f"TaskManager.{name}")
+            if name == "diagnostics":
+                return []
+            return UNKNOWN
+        if isinstance(obj, (ScheduleVal, MemberRefVal)):
+            if isinstance(obj, MemberRefVal):
+                return self.it.getattr(obj.member, name, node)
+            return UNKNOWN
+        if isinstance(obj, ResourceObj) and name == "pipeline_group":
+            return obj.group
+        return NotImplemented
+
+    def missing_attr(self, obj, name, node):
+        if isinstance(obj, ResourceObj) and obj.cls.is_sub("PipelineGroup") and not name.startswith("_"):
+            for m in self._members(obj):
+                if isinstance(m, ResourceObj) and m.attrs.get("name") == name:
+                    return MemberRefVal(m, obj)
+        return UNKNOWN
+
+    def setattr_hook(self, obj, name, value, node):
+        return NotImplemented
+
+    def call_hook(self, fn, args, kwargs, node):
+        if isinstance(fn, BuiltinNS):
+            if fn.call is None:
+                return UNKNOWN
+            return fn.call(self.it, args, kwargs, node)
+        if isinstance(fn, MemberRefVal):
+            return UNKNOWN
+        return NotImplemented
+
+    def call_qualref(self, q: QualRef, args, kwargs, node):
+        if q.qualname.startswith("cutlass.cute.arch."):
+            return RUNTIME
+        if not _library(q.qualname) and node is not None:
+            self.it.unknown(node, f"`{q.qualname}` is imported from a module ts-lint does not read; "
+                            "the result of this call is unknown", "import")
+        return UNKNOWN
+
+    def enter_block(self, cm, node):
+        from . import schedules as S
+        return S.enter_block(self.it, cm, node)
+
+    def exit_block(self, cm, node):
+        from . import schedules as S
+        return S.exit_block(self.it, cm, node)
+
+    def call_schedule(self, sf, args, kwargs, node):
+        from .schedules import capture_schedule
+        return capture_schedule(self.it, sf, args, kwargs, node)
+
+    # ================================================================== decorators
+    def _schedule_decorator(self, it, args, kwargs, call):
+        if len(args) == 1 and isinstance(args[0], FuncVal):
+            return ScheduleFuncVal(args[0])
+        return UNKNOWN
+
+    def _work_decorator(self, side: str):
+        def decorator(it, args, kwargs, call):
+            fn = args[0] if args else kwargs.get("fn")
+            work_attrs = kwargs.get("work_attrs", E.WorkAttr.NONE)
+            returns = kwargs.get("returns")
+            rng = it.rng(call) if call is not None else None
+            failed = False
+            if fn is not None and not self._callable(fn):
+                self.ctx.report("TS231", f"@{side}_work must decorate a method directly", rng)
+                return UNKNOWN
+            unknown = False
+            if work_attrs is UNKNOWN:
+                unknown = True
+            elif not isinstance(work_attrs, E.WorkAttr):
+                self.ctx.report("TS232", f"work_attrs must be a WorkAttr value, got {work_attrs!r}", rng)
+                failed = True
+            elif not E.WorkAttr.is_valid_combination(work_attrs):
+                self.ctx.report("TS232", f"unsupported WorkAttr combination: {work_attrs!r}", rng)
+                failed = True
+            if side == "producer" and returns is not None and returns is not UNKNOWN:
+                self.ctx.report("TS313", "returns= is only supported on @consumer_work", rng)
+                failed = True
+
+            def wrap(i, a, k, c):
+                f = a[0] if a else UNKNOWN
+                return self._make_work(side, f, work_attrs, returns, failed, unknown)
+            if fn is not None:
+                return wrap(it, [fn], {}, call)
+            return _b(f"{side}_work()", wrap, f"{side}_work()")
+        return decorator
+
+    @staticmethod
+    def _callable(v) -> bool:
+        if isinstance(v, (FuncVal, BuiltinFunc, BoundMethod, ClassVal, WorkMethodVal, ScheduleFuncVal)):
+            return True
+        if is_abstract(v) or isinstance(v, QualRef):
+            return True
+        return False
+
+    def _make_work(self, side, f, work_attrs, returns, failed, unknown):
+        from ts_runtime.model.work_signature import RawParam, analyze_params, normalize_returns
+        from .interpreter import param_list
+        it = self.it
+        if isinstance(f, WorkMethodVal):
+            f = f.func
+        if not isinstance(f, FuncVal) or isinstance(f.node, cst.Lambda):
+            if not self._callable(f):
+                self.ctx.report("TS231", f"@{side}_work must decorate a method directly", None)
+            return WorkMethodVal(f, side, unknown=True)
+        node = f.node
+        line = it.ctx.pos.line(f.first_decorator if f.first_decorator is not None else node)
+        rng = SourceRange(self.ctx.path, line)
+        raw = []
+        for p, kind in param_list(node.params):
+            ann = p.annotation.annotation if p.annotation is not None else None
+            raw.append(RawParam(p.name.value, kind, ann is not None and "Constexpr" in it.text(ann),
+                                p.default is not None))
+        specs, findings = analyze_params(f.name, raw)
+        ret_list = []
+        if returns is UNKNOWN or (isinstance(returns, (list, tuple)) and any(is_abstract(r) for r in returns)):
+            unknown = True
+        else:
+            fieldmap = {}
+            conv = returns
+            if isinstance(returns, (list, tuple)):
+                conv = []
+                for r in returns:
+                    if isinstance(r, FieldVal):
+                        fo = dataclasses.field()
+                        fieldmap[id(fo)] = r
+                        conv.append(fo)
+                    else:
+                        conv.append(r)
+                conv = type(returns)(conv) if isinstance(returns, tuple) else conv
+            elif isinstance(returns, FieldVal):
+                conv = dataclasses.field()
+                fieldmap[id(conv)] = returns
+            out, rfind = normalize_returns(f.name, conv)
+            findings += rfind
+            ret_list = [fieldmap.get(id(x), x) for x in out]
+        if side == "consumer" and _returns_dict_literal(it, node):
+            findings.append(("TS315", ValueError, f"consumer work '{f.name}' must not return a dict; "
+                             "declare returns=(...) and return a tuple"))
+        for code, _exc, msg in findings[:1]:          # the decorator raises the first one
+            self.ctx.report(code, msg, rng)
+        if unknown:
+            stage = None
+        else:
+            aux = isinstance(work_attrs, E.WorkAttr) and work_attrs.is_auxiliary()
+            if side == "consumer":
+                stage = E.ScheduleStage.ConsumerAuxWork if aux else E.ScheduleStage.ConsumerWork
+            else:
+                stage = E.ScheduleStage.ProducerAuxWork if aux else E.ScheduleStage.ProducerWork
+        return WorkMethodVal(f, side, stage, ret_list, specs, line, failed or bool(findings), unknown)
+
+
+    def call_arguments(self, call, positional_names=()) -> dict:
+        """locate.call_arguments: {name: range of the argument expression, "=kw": keyword range}."""
+        out = {}
+        if not isinstance(call, cst.Call):
+            return out
+        pos = [a for a in call.args if a.keyword is None and a.star != "**"]
+        for name, a in zip(positional_names, pos):
+            out[name] = self.it.rng(a.value)
+        for a in call.args:
+            if a.keyword is not None:
+                out[a.keyword.value] = self.it.rng(a.value)
+                out["=" + a.keyword.value] = self.it.rng(a)
+        return out
+
+
+def _returns_dict_literal(it, node) -> bool:
+    """TS315: a `return {...}` anywhere in the function (the runtime scans its source with ast)."""
+    import ast
+    src = it.ctx.src
+    fn = src.ast_function(node) if src is not None else None
+    if fn is not None:
+        return any(isinstance(n, ast.Return) and isinstance(n.value, (ast.Dict, ast.DictComp))
+                   for n in ast.walk(fn))
+    if src is not None:
+        node = src.full(node)
+    found = []
+
+    class V(cst.CSTVisitor):
+        def visit_Return(self, n):
+            if isinstance(n.value, (cst.Dict, cst.DictComp)):
+                found.append(n)
+    node.visit(V())
+    return bool(found)
+
+
+def apply_decorators(it, func: FuncVal, decorators, scope):
+    """Applies a def's decorators bottom-up (unknown decorators leave the function as is)."""
+    value = func
+    for dec in reversed(decorators):
+        d = it.eval(dec.decorator, scope)
+        if isinstance(d, (BuiltinFunc, FuncVal, BoundMethod)) or isinstance(d, ClassVal):
+            r = it.call(d, [value], {}, dec.decorator)
+            if r is UNKNOWN and isinstance(d, FuncVal):
+                continue     # a user decorator we could not follow: keep the function
+            value = r
+        # anything else (external decorator): keep the function
+    return value
