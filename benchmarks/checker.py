@@ -1,38 +1,83 @@
-"""Exhaustive-checker benchmark on generated GEMM-shaped schedules.
+"""Exhaustive-checker benchmark: ts_runtime's checker against the reference's, on the very
+same programs, measured in one process.
 
-    /work/venv/bin/python benchmarks/checker.py            # default table
-    /work/venv/bin/python benchmarks/checker.py --naive    # also run without reductions
-    /work/venv/bin/python benchmarks/checker.py --quick    # the small rows only
+    /work/venv/bin/python benchmarks/checker.py                     # the comparison table
+    /work/venv/bin/python benchmarks/checker.py --quick             # examples + small generated rows
+    /work/venv/bin/python benchmarks/checker.py --markdown benchmarks/results/checker.md
+    /work/venv/bin/python benchmarks/checker.py --write-programs DIR  # only write the generated programs
+    /work/venv/bin/python benchmarks/checker.py --models [--naive]  # ts only, on KernelModels (no DSL)
 
-Each row builds a warp-specialized GEMM skeleton as a KernelModel (no DSL, no cutlass):
+Programs: every example of examples/ (its `build()` with default arguments, plus a few
+scaled-up calls) and generated warp-specialized GEMM skeletons. A generated skeleton is
+a complete TS program written against ts_runtime's API (`gemm_program`):
 
     Load   --smem_ab (TmaUmma, S stages)-->  Mma  --acc (UmmaAsync, 2 stages)-->  Epi
     Epi    --smem_c (AsyncAsync, 2 stages)--> Store
 
-with K mainloop iterations per tile, E epilogue subtiles, optionally a persistent
-WorkQueue (2 tiles; every task runs the queue epilogue in its tail), a split load (A and
-B in a Merge group), extra epilogue warpgroups running the same schedule (symmetry), and
-`smem_c` aliasing `smem_ab` (epilogue reusing mainloop SMEM: a real race unless ordered).
-It prints states explored and seconds per row.
+with K mainloop iterations per tile, E epilogue subtiles, optionally a static persistent
+WorkQueue (every task runs the queue epilogue in its per-tile tail; both checkers run 2
+tiles), a split load (A and B in a Merge PipelineGroup), extra epilogue warpgroups
+running the same schedule, a cluster layout, and `smem_c` aliasing `smem_ab` through an
+SmemAllocator alias group (a real race unless ordered).
 
-`compare_with_reference()` is where the comparison against nvidia-cutlass-dsl's checker
-goes (same kernels written as TS programs, run through tests/oracle.py).
+Each program is imported as a fresh module twice: as written (ts_runtime) and with the
+`ts_runtime` prefix rewritten to the reference package (tests/oracle.py `translate`; the
+names that the reference's pipeline module lacks are added from `cutlass.pipeline`, as
+the oracle does). `TaskManager.__init__` of each implementation is wrapped so that the
+program's own `TaskManager(...)` call runs with `exhaustive_deadlock_race_check` and
+`verbose` forced, and only the constructor is timed. Checker time = median constructor
+time with the check on minus the median with it off (the other rules cancel out).
+Times are CPU seconds of this process (`time.process_time`), which a shared machine
+inflates less than wall-clock; the wall-clock ratio is printed too.
+
+States: ts's `TaskManager.check_result.states_explored` (summed over variants); the
+reference's from its verbose printout ("BFS complete: N states explored", summed over
+its runs), captured from stdout in one extra run with `verbose=True`. The reference
+stops at its first finding and at 1,000,000 states (it then warns); a reference run
+longer than `--ref-limit` CPU seconds is interrupted (SIGPROF) and shown as `>limit`.
+
+`--models` prints the older table: the same skeletons built directly as KernelModels
+(tests/checker/kbuild.py, no DSL), ts only, optionally without reductions (`--naive`).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+
+# Run as a script, benchmarks/ is sys.path[0]; its modules must not shadow the standard
+# library (benchmarks/copy.py would hide `copy`, which dataclasses and cutlass import).
+sys.path[:] = [p for p in sys.path
+               if os.path.abspath(p or os.curdir) != os.path.dirname(os.path.abspath(__file__))]
+
+import argparse
+import contextlib
+import gc
+import importlib
+import importlib.util
+import io
+import platform
+import re
+import signal
+import statistics
+import subprocess
+import tempfile
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "checker"))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests", "checker"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from kbuild import KernelBuilder  # noqa: E402
 from ts_runtime.checker import check_kernel  # noqa: E402
 from ts_runtime.enums import PipelineGroupMode, PipelineType  # noqa: E402
+
+REFERENCE_PACKAGE = "cutlass.experimental.task_scheduling"
+REFERENCE_CAP = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -44,6 +89,7 @@ class Gemm:
     split_ab: bool = False   # separate A and B loads merged by a PipelineGroup
     epi_groups: int = 1      # epilogue warpgroups running the same schedule
     alias_c: bool = False    # smem_c overlaps smem_ab
+    cluster: tuple = (1, 1, 1, 1)   # cta_layout_vmnk of the programs (the models ignore it)
 
     @property
     def label(self) -> str:
@@ -56,6 +102,8 @@ class Gemm:
             parts.append(f"{self.epi_groups} epi")
         if self.alias_c:
             parts.append("C aliases AB")
+        if self.cluster != (1, 1, 1, 1):
+            parts.append("cluster " + "x".join(map(str, self.cluster[1:3])))
         return " ".join(parts)
 
 
@@ -165,18 +213,736 @@ def run_row(g: Gemm, naive: bool = False, max_states: int = 2_000_000):
     return out
 
 
-def compare_with_reference(rows=ROWS):
-    """Placeholder: run the same kernels through nvidia-cutlass-dsl (tests/oracle.py) and
-    report its states explored / seconds next to ours. Not implemented yet."""
-    raise NotImplementedError("reference comparison is added by the oracle harness")
+# ----------------------------------------------------------------------------- programs
+
+_PROGRAM_HEADER = '''\
+"""Generated by benchmarks/checker.py: GEMM skeleton {label}."""
+from dataclasses import dataclass
+
+from ts_runtime import consumer_work, domain_loop, producer_work, schedule, work_tile_loop
+from ts_runtime.enums import PipelineGroupMode
+from ts_runtime.memory import SmemAllocation, SmemAllocator, TmemAllocation, TmemAllocator
+from ts_runtime.pipeline import Agent, CooperativeGroup
+from ts_runtime.pipeline_group import PipelineGroup
+from ts_runtime.resources import (MemoryResource, PipelineConfig, TaskLocalVariable,
+                                  TileSchedulerConfig, WorkQueue)
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+
+STAGES, K_ITERS, EPI_SUBTILES = {stages}, {k}, {epi}
+STAGE_BYTES = 16384
+CLUSTER = {cluster}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--naive", action="store_true", help="also run without reductions")
-    ap.add_argument("--quick", action="store_true", help=f"only the first {QUICK} rows")
-    ap.add_argument("--max-states", type=int, default=2_000_000)
-    args = ap.parse_args(argv)
+@dataclass(kw_only=True)
+class GmemAB(MemoryResource):
+    k: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.k = TaskLocalVariable(dtype=int, default=0)
+
+    @consumer_work(returns=k)
+    def coords(self, stage_info):
+        return stage_info.loop_offset
+
+
+@dataclass(kw_only=True)
+class SmemAB(MemoryResource):
+    size_bytes: int = 0
+    desc: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.desc = TaskLocalVariable(dtype=int, default=0)
+        self.data = SmemAllocation(self.name + "_data", size_bytes=self.size_bytes, alignment=1024)
+
+    def get_smem_requirements(self):
+        return [self.data]
+
+    @producer_work
+    def tma_load(self, stage_info, k):
+        pass
+
+    @consumer_work(returns=desc)
+    def descriptors(self, stage_info):
+        return stage_info.stage_idx
+
+
+@dataclass(kw_only=True)
+class TmemAcc(MemoryResource):
+    frag: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.frag = TaskLocalVariable(dtype=int, default=0)
+        self.cols = TmemAllocation(self.name + "_cols", 512)
+
+    def get_tmem_requirements(self):
+        return [self.cols]
+
+    @producer_work
+    def mma(self, stage_info, desc):
+        pass
+
+    @consumer_work(returns=frag)
+    def load_subtile(self, stage_info):
+        return 0
+
+
+@dataclass(kw_only=True)
+class SmemC(MemoryResource):
+    val: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.val = TaskLocalVariable(dtype=int, default=0)
+        self.data = SmemAllocation(self.name + "_data", size_bytes=2 * 8192, alignment=1024)
+
+    def get_smem_requirements(self):
+        return [self.data]
+
+    @producer_work
+    def write(self, stage_info, frag):
+        pass
+
+    @consumer_work(returns=val)
+    def read(self, stage_info):
+        return 0
+
+
+@dataclass(kw_only=True)
+class GmemD(MemoryResource):
+    @producer_work
+    def store(self, stage_info, v):
+        pass
+
+
+@dataclass(kw_only=True, init=False)
+class TileQueue(WorkQueue):
+    pass
+
+
+def build():
+    gmem_ab, gmem_d = GmemAB(name="gmem_ab"), GmemD(name="gmem_d")
+'''
+
+_QUEUE_EPILOGUE = ["wq.try_wait()", "wq.wait()", "wq.get_and_advance_work_tile()", "wq.release()"]
+
+
+def gemm_program(g: Gemm) -> str:
+    """The skeleton `g` as a complete TS program (ts_runtime API) with a `build()` entry.
+
+    Same schedules as `build_gemm(g)` (the KernelModel rows), so ts explores the same
+    number of states on either; resources carry real SMEM/TMEM allocations and pipeline
+    configs that pass every rule of both implementations."""
+    out: List[str] = []
+    w = out.append
+    wq = ["wq"] if g.persistent else []
+    if g.persistent:
+        w('    wq = TileQueue(name="wq", tile_scheduler_config=(')
+        w("        TileSchedulerConfig.create_static_persistent_tile_scheduler_params(None)))")
+    ab = ["smem_a", "smem_b"] if g.split_ab else ["smem_ab"]
+    part = len(ab)
+    mcast = g.cluster[1] * g.cluster[2]          # tcgen05.commit arrivals per SMEM stage
+    epi_threads = 128 * g.epi_groups
+    for n in ab:
+        w(f'    {n} = SmemAB(name="{n}", size_bytes=STAGES * STAGE_BYTES // {part},')
+        w("        pipeline_config=PipelineConfig.create_tma_umma_pipeline_cfg(")
+        w(f"            num_stages=STAGES, num_bytes=STAGE_BYTES // {part},")
+        w("            producer_group=CooperativeGroup(Agent.Thread),")
+        w(f"            consumer_group=CooperativeGroup(Agent.Thread, {mcast}), cta_layout_vmnk=CLUSTER))")
+    w('    acc = TmemAcc(name="acc", pipeline_config=PipelineConfig.create_umma_async_pipeline_cfg(')
+    w("        num_stages=2, producer_group=CooperativeGroup(Agent.Thread),")
+    w(f"        consumer_group=CooperativeGroup(Agent.Thread, {epi_threads}), cta_layout_vmnk=CLUSTER))")
+    w('    smem_c = SmemC(name="smem_c", pipeline_config=PipelineConfig.create_async_async_pipeline_cfg(')
+    w(f"        num_stages=2, producer_group=CooperativeGroup(Agent.Thread, {epi_threads}),")
+    w("        consumer_group=CooperativeGroup(Agent.Thread, 32), cta_layout_vmnk=CLUSTER))")
+    if g.split_ab:
+        w('    ab = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)')
+    w("    smem = SmemAllocator()")
+    for n in ab + ["smem_c"]:
+        w(f"    smem.add_resource({n})")
+    if g.split_ab:
+        w("    smem.add_pipeline_group(ab)")
+    if g.alias_c:   # the epilogue's staging buffer reuses the mainloop's SMEM
+        w(f"    smem.add_alias_group([[{', '.join(n + '.data' for n in ab)}], [smem_c.data]])")
+    w("    smem.compute_layout()")
+    w("    tmem = TmemAllocator()")
+    w("    tmem.add_resource(acc)")
+    w("    tmem.compute_layout()")
+
+    def schedule_fn(name: str, params: List[str], body: List[str]) -> None:
+        w("")
+        w("    @schedule")
+        w(f"    def {name}({', '.join(params + wq)}):")
+        if g.persistent:
+            w("        with work_tile_loop(wq):")
+            body = body + _QUEUE_EPILOGUE
+        ind = " " * (12 if g.persistent else 8)
+        for line in body:
+            w(ind + line)
+
+    schedule_fn("load_schedule", ["gmem_ab", "buf"], [
+        "with domain_loop(0, K_ITERS, 1):",
+        "    k = gmem_ab.coords()",
+        "    buf.try_acquire()",
+        "    buf.acquire()",
+        "    buf.tma_load(k=k)",
+        "    buf.commit()"])
+    if g.split_ab:
+        schedule_fn("mma_schedule", ["a", "b", "ab", "acc"], [
+            "acc.try_acquire()", "acc.acquire()",
+            "with domain_loop(0, K_ITERS, 1):",
+            "    a.try_wait()", "    a.wait()", "    b.try_wait()", "    b.wait()",
+            "    d = a.descriptors()", "    acc.mma(desc=d)", "    ab.release()",
+            "acc.commit()"])
+    else:
+        schedule_fn("mma_schedule", ["smem_ab", "acc"], [
+            "acc.try_acquire()", "acc.acquire()",
+            "with domain_loop(0, K_ITERS, 1):",
+            "    smem_ab.try_wait()", "    smem_ab.wait()", "    d = smem_ab.descriptors()",
+            "    acc.mma(desc=d)", "    smem_ab.release()     # after the MMA that reads it",
+            "acc.commit()"])
+    schedule_fn("epi_schedule", ["acc", "smem_c"], [
+        "acc.try_wait()", "acc.wait()",
+        "with domain_loop(0, EPI_SUBTILES, 1):",
+        "    f = acc.load_subtile()", "    smem_c.acquire()", "    smem_c.write(frag=f)",
+        "    smem_c.commit()",
+        "acc.release()"])
+    schedule_fn("store_schedule", ["smem_c", "gmem_d"], [
+        "with domain_loop(0, EPI_SUBTILES, 1):",
+        "    smem_c.wait()", "    v = smem_c.read()", "    smem_c.release()", "    gmem_d.store(v=v)"])
+
+    graph: dict = {}
+    tasks: List[str] = []
+    warp = 0
+
+    def task(name: str, src: List[str], dst: List[str], num_warps: int, call: str) -> None:
+        nonlocal warp
+        tasks.append(f'        Task(name="{name}", src_resources=[{", ".join(src + wq)}], '
+                     f'dst_resources=[{", ".join(dst)}],\n'
+                     f"             warp_idx={warp}, num_warps={num_warps}, schedule={call}),")
+        warp += num_warps
+        for d in dst:
+            ups = graph.setdefault(d, [])
+            ups.extend(s for s in src + wq if s not in ups)
+
+    extra = "".join(", " + q for q in wq)
+    for e in range(g.epi_groups):       # the same schedule function: symmetric tasks
+        task(f"Epi{e}" if g.epi_groups > 1 else "Epi", ["acc"], ["smem_c"], 4,
+             f"epi_schedule(acc, smem_c{extra})")
+    for n in ab:
+        task("Load" + (n[-1].upper() if g.split_ab else ""), ["gmem_ab"], [n], 1,
+             f"load_schedule(gmem_ab, {'ab.' + n if g.split_ab else n}{extra})")
+    mma_args = "ab.smem_a, ab.smem_b, ab, acc" if g.split_ab else "smem_ab, acc"
+    task("Mma", ab, ["acc"], 1, f"mma_schedule({mma_args}{extra})")
+    task("Store", ["smem_c"], ["gmem_d"], 1, f"store_schedule(smem_c, gmem_d{extra})")
+    w("")
+    w("    tasks = [")
+    out.extend(tasks)
+    w("    ]")
+    edges = ", ".join(f"{d}: [{', '.join(ups)}]" for d, ups in graph.items())
+    w(f"    return TaskManager(tasks=tasks, resource_dependency_graph={{{edges}}},")
+    w("                       smem_allocator=smem, tmem_allocator=tmem, verbose=False)")
+    head = _PROGRAM_HEADER.format(label=g.label, stages=g.stages, k=g.k, epi=g.epi,
+                                  cluster=tuple(g.cluster))
+    return head + "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------------------- harness
+
+class _Interrupted(BaseException):
+    """Raised by the SIGPROF timer when a run has used up its CPU-time limit."""
+
+
+def _on_sigprof(signum, frame):
+    raise _Interrupted()
+
+
+# The wrapper is compiled like a dataclass-generated __init__ (file "<string>", defined in
+# a function called __create_fn__) so that ts_runtime's caller_range() skips its frame
+# and still finds the program's own `TaskManager(...)` line as the call site.
+_WRAPPER_SRC = '''
+def __create_fn__(impl, original, clock, cpu):
+    def __init__(self, *args, **kwargs):
+        kwargs["exhaustive_deadlock_race_check"] = impl.check
+        kwargs["verbose"] = impl.verbose
+        impl.managers.append(self)
+        wall0, cpu0 = clock(), cpu()
+        try:
+            original(self, *args, **kwargs)
+        finally:
+            impl.times.append((cpu() - cpu0, clock() - wall0))
+    return __init__
+'''
+
+
+@dataclass
+class Run:
+    cpu: float                  # seconds in TaskManager(...) (summed if several)
+    wall: float
+    error: Optional[BaseException]
+    warnings: List[str]
+    stdout: str
+    managers: list
+    interrupted: bool = False
+
+
+class Implementation:
+    """One TS implementation whose TaskManager constructor is instrumented."""
+
+    def __init__(self, name: str, package: str, rewrite: Callable[[str], str]):
+        self.name = name
+        self.rewrite = rewrite
+        self.cls = importlib.import_module(package + ".task_manager").TaskManager
+        self.check, self.verbose = True, False
+        self.times: list = []
+        self.managers: list = []
+        self._original = self.cls.__dict__["__init__"]
+        ns: dict = {}
+        exec(compile(_WRAPPER_SRC, "<string>", "exec"), ns)
+        self.cls.__init__ = ns["__create_fn__"](self, self._original, time.perf_counter,
+                                                time.process_time)
+        self._count = 0
+
+    def close(self) -> None:
+        self.cls.__init__ = self._original
+
+    def load(self, source: str, tmpdir: str, stem: str):
+        """Imports `source` (rewritten for this implementation) as a fresh module."""
+        self._count += 1
+        safe = re.sub(r"\W", "_", stem)
+        name = f"bench_{self.name}_{self._count}_{safe}"
+        path = os.path.join(tmpdir, name + ".py")
+        with open(path, "w") as fh:
+            fh.write(self.rewrite(source))
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            spec.loader.exec_module(module)
+        return module
+
+    def run(self, module, kwargs: dict, *, check: bool, verbose: bool = False,
+            limit: Optional[float] = None) -> Run:
+        """`module.build(**kwargs)` once, with the manager's check / verbose forced."""
+        self.check, self.verbose = check, verbose
+        self.times, self.managers = [], []
+        out = io.StringIO()
+        error, interrupted = None, False
+        with contextlib.redirect_stdout(out), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = signal.signal(signal.SIGPROF, _on_sigprof)
+            if limit:
+                signal.setitimer(signal.ITIMER_PROF, limit)
+            try:
+                module.build(**kwargs)
+            except _Interrupted:
+                interrupted = True
+            except Exception as exc:   # a rejected program: the verdict
+                error = exc
+            finally:
+                signal.setitimer(signal.ITIMER_PROF, 0)
+                signal.signal(signal.SIGPROF, old)
+        if interrupted and not self.times:
+            self.times.append((limit or 0.0, float("nan")))
+        msgs = list(dict.fromkeys(
+            f"{w.category.__name__}: {w.message}" for w in caught
+            if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning))))
+        return Run(sum(t[0] for t in self.times), sum(t[1] for t in self.times), error, msgs,
+                   out.getvalue(), list(self.managers), interrupted)
+
+
+def _reference_rewrite():
+    from oracle import translate
+    return translate
+
+
+def _add_pipeline_names() -> None:
+    """What tests/oracle.py's runner does: the public names of cutlass.pipeline that the
+    reference's task_scheduling.pipeline lacks (CooperativeGroup, Agent, ...)."""
+    import cutlass.pipeline as cp
+    tsp = importlib.import_module(REFERENCE_PACKAGE + ".pipeline")
+    for n in getattr(cp, "__all__", [n for n in dir(cp) if not n.startswith("_")]):
+        if not hasattr(tsp, n):
+            setattr(tsp, n, getattr(cp, n))
+# ----------------------------------------------------------------------------- the comparison
+
+@dataclass
+class Program:
+    name: str
+    source: str
+    kwargs: dict = field(default_factory=dict)
+    gemm: Optional[Gemm] = None
+
+
+# Scaled-up calls of the examples' build() (more stages / iterations than the defaults).
+SCALED_EXAMPLES = [
+    ("02_copy_tma", {"num_rows": 32, "num_stages": 4}),
+    ("05_gemm_schedule", {"num_k_tiles": 16, "num_stages": 4}),
+    ("07_pipeline_groups", {"num_rows": 3}),
+]
+
+# Generated programs. The persistent rows are where the reference's state space explodes
+# (it has no partial-order reduction); the last two approach and reach its cap (~25 and
+# ~40 CPU s of the reference each; more such rows would push the run past 5 minutes).
+COMPARE_ROWS = [
+    Gemm(stages=4, k=4, epi=2),
+    Gemm(stages=4, k=8, epi=2),
+    Gemm(stages=8, k=8, epi=4),
+    Gemm(stages=6, k=12, epi=4, cluster=(1, 2, 1, 1)),
+    Gemm(stages=4, k=4, epi=2, split_ab=True),
+    Gemm(stages=4, k=4, epi=2, epi_groups=2),
+    Gemm(stages=4, k=8, epi=2, split_ab=True, epi_groups=2),
+    Gemm(stages=4, k=4, epi=2, alias_c=True),
+    Gemm(stages=4, k=4, epi=2, persistent=True),
+    Gemm(stages=4, k=4, epi=2, alias_c=True, persistent=True),
+    Gemm(stages=8, k=8, epi=2, persistent=True),
+    Gemm(stages=8, k=16, epi=4, persistent=True),
+    Gemm(stages=6, k=8, epi=2, split_ab=True, epi_groups=2, persistent=True),
+]
+QUICK_COMPARE = 9      # --quick: the examples and the first rows (reference < ~3 CPU s each)
+
+
+def programs(quick: bool = False) -> List[Program]:
+    out = []
+    paths = sorted(p for p in os.listdir(os.path.join(ROOT, "examples")) if re.match(r"\d\d_.*\.py$", p))
+    for p in paths:
+        with open(os.path.join(ROOT, "examples", p)) as fh:
+            out.append(Program(p[:-3], fh.read()))
+    texts = {pr.name: pr.source for pr in out}
+    for stem, kwargs in ([] if quick else SCALED_EXAMPLES):
+        if stem in texts:
+            args = " ".join(f"{k.replace('num_', '')}={v}" for k, v in kwargs.items())
+            out.append(Program(f"{stem} {args}", texts[stem], kwargs))
+    for g in COMPARE_ROWS[:QUICK_COMPARE] if quick else COMPARE_ROWS:
+        out.append(Program(g.label, gemm_program(g), gemm=g))
+    return out
+
+
+@dataclass
+class Measure:
+    states: Optional[int] = None
+    complete: Optional[bool] = None       # explored everything it meant to
+    capped: bool = False                  # stopped at its state cap
+    interrupted: bool = False             # stopped by --ref-limit
+    cpu: float = float("nan")             # checker seconds (CPU)
+    wall: float = float("nan")            # checker seconds (wall-clock)
+    repeats: int = 0
+    verdict: str = ""
+    tasks: Optional[int] = None
+    stages: Optional[int] = None
+    direct: float = float("nan")          # ts: check_kernel(kernel) alone, CPU s (median)
+
+
+_BFS = re.compile(r"BFS complete: (\d+) states explored")
+LONG_RUN = 1.0          # CPU s: above this, one timed run (plus baselines) is enough
+
+
+def _ts_verdict(run: Run) -> str:
+    codes = []
+    if run.error is not None:
+        codes = sorted(set(getattr(run.error, "codes", None) or [type(run.error).__name__]))
+    warned = sorted({m.group(0) for w in run.warnings for m in [re.search(r"TS8\d\d", w)] if m})
+    return ",".join(codes) if codes else ("ok" + "".join(f" ({c})" for c in warned))
+
+
+def _ref_verdict(run: Run, capped: bool) -> str:
+    if run.interrupted:
+        return "stopped"
+    if run.error is not None:
+        msg = str(run.error)
+        for key, word in (("aliasing race", "race"), ("deadlock", "deadlock"), ("PDL", "PDL order")):
+            if key in msg:
+                return word
+        return f"{type(run.error).__name__}: {msg.splitlines()[0][:40]}"
+    return "ok (cap)" if capped else "ok"
+
+
+def _ts_states(run: Run, m: Measure) -> None:
+    results = [getattr(tm, "check_result", None) for tm in run.managers]
+    results = [r for r in results if r is not None]
+    if results:
+        m.states = sum(r.states_explored for r in results)
+        m.complete = all(r.complete for r in results)
+        m.capped = any(r.hit_limit for r in results)
+    kernels = [getattr(tm, "kernel", None) for tm in run.managers]
+    kernels = [k for k in kernels if k is not None]
+    if kernels:
+        k = kernels[-1]
+        m.tasks = len(k.tasks)
+        st = [r.pipeline.num_stages for r in k.resources.values()
+              if r.pipeline is not None and isinstance(r.pipeline.num_stages, int)]
+        m.stages = max(st) if st else 0
+
+
+def _ref_states(run: Run, m: Measure) -> None:
+    counts = [int(x) for x in _BFS.findall(run.stdout)]
+    m.states = sum(counts) if counts else None
+    m.capped = any(c >= REFERENCE_CAP for c in counts) or any(
+        "state" in w.lower() and ("limit" in w.lower() or "cap" in w.lower() or "max" in w.lower())
+        for w in run.warnings)
+    m.complete = bool(counts) and not m.capped and not run.interrupted
+
+
+def _direct(run: Run, budget: float) -> float:
+    """ts only: CPU time of `check_kernel` on the manager's KernelModel, called directly
+    (no TaskManager around it): median of 3-15 samples, each sample repeating the call
+    until it has used at least 5 ms (timeit-style), divided by the number of calls. The
+    precise figure for checks of a few milliseconds."""
+    kernels = [tm.kernel for tm in run.managers if getattr(tm, "kernel", None) is not None]
+    if not kernels:
+        return float("nan")
+    samples, spent = [], 0.0
+    while len(samples) < 3 or (len(samples) < 15 and spent < budget):
+        calls, c0 = 0, time.process_time()
+        while True:
+            for k in kernels:
+                check_kernel(k)
+            calls += 1
+            elapsed = time.process_time() - c0
+            if elapsed >= 0.005:
+                break
+        samples.append(elapsed / calls)
+        spent += elapsed
+    return statistics.median(samples)
+
+
+def measure(impl: Implementation, module, kwargs: dict, limit: Optional[float],
+            budget: float = 0.5) -> Measure:
+    m = Measure()
+    is_ref = impl.name == "ref"
+    gc.collect()      # once per program: a full collection costs ~0.1 s with cutlass loaded
+    first = impl.run(module, kwargs, check=True, verbose=is_ref, limit=limit)
+    if is_ref:
+        _ref_states(first, m)
+        m.verdict = _ref_verdict(first, m.capped)
+    else:
+        _ts_states(first, m)
+        m.verdict = _ts_verdict(first)
+        m.direct = _direct(first, budget)
+    m.interrupted = first.interrupted
+    if first.interrupted:
+        m.complete = False
+        return m
+    if first.cpu >= LONG_RUN:
+        # one timed run: the first (verbose) one, against baselines with the same verbosity
+        off = [impl.run(module, kwargs, check=False, verbose=is_ref) for _ in range(3)]
+        m.cpu = first.cpu - statistics.median(r.cpu for r in off)
+        m.wall = first.wall - statistics.median(r.wall for r in off)
+        m.repeats = 1
+        return m
+    n = max(5, min(15, int(budget / max(first.cpu, 1e-3))))
+    on, off = [], []
+    for _ in range(n):
+        off.append(impl.run(module, kwargs, check=False))
+        on.append(impl.run(module, kwargs, check=True, limit=limit))
+    m.cpu = statistics.median(r.cpu for r in on) - statistics.median(r.cpu for r in off)
+    m.wall = statistics.median(r.wall for r in on) - statistics.median(r.wall for r in off)
+    m.repeats = n
+    return m
+
+
+def _fmt_s(x: float, interrupted: bool = False, limit: Optional[float] = None) -> str:
+    if interrupted:
+        return f">{limit:g}"
+    if x != x:
+        return "-"
+    if x < 0.0005:
+        return "<0.001"
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def _fmt_precise(x: float) -> str:
+    return "-" if x != x else (f"{x:.4f}" if x < 0.1 else f"{x:.3f}")
+
+
+def _fmt_states(m: Measure) -> str:
+    if m.states is None:
+        return "?"
+    s = f"{m.states:,}"
+    if m.capped:
+        s += " cap"
+    elif m.complete is False:
+        s += " *"
+    return s
+
+
+def compare_with_reference(progs: Optional[List[Program]] = None, *, ref_limit: float = 60.0,
+                           out=sys.stdout) -> List[dict]:
+    """Runs every program through ts_runtime and the reference in this process and prints
+    one row per program (see the module docstring for what is measured). Returns the rows."""
+    progs = programs() if progs is None else progs
+    _add_pipeline_names()
+    ts = Implementation("ts", "ts_runtime", lambda s: s)
+    ref = Implementation("ref", REFERENCE_PACKAGE, _reference_rewrite())
+    rows = []
+    head = (f"{'kernel':44} {'tasks':>5} {'stages':>6} {'ts states':>10} {'ts s':>7} {'direct':>7} "
+            f"{'ref states':>14} {'ref s':>7} {'ratio':>7} {'wall':>6}  {'ts verdict':12} ref verdict")
+    print(head, file=out)
+    print("-" * len(head), file=out, flush=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ts_bench_") as tmp:
+            # warm-up: first-call costs (lazy imports, caches) of both implementations
+            for impl in (ts, ref):
+                for prog in progs[:2]:
+                    impl.run(impl.load(prog.source, tmp, "warmup"), prog.kwargs, check=True,
+                             limit=ref_limit)
+            for prog in progs:
+                mods = {impl.name: impl.load(prog.source, tmp, prog.name) for impl in (ts, ref)}
+                mt = measure(ts, mods["ts"], prog.kwargs, limit=ref_limit)
+                mr = measure(ref, mods["ref"], prog.kwargs, limit=ref_limit)
+                ratio = _safe_ratio(mr, mt, "cpu")
+                ratio_wall = _safe_ratio(mr, mt, "wall")
+                row = dict(kernel=prog.name, generated=prog.gemm is not None, tasks=mt.tasks,
+                           stages=mt.stages, ts=mt, ref=mr, ratio=ratio, ratio_wall=ratio_wall)
+                rows.append(row)
+                print(_text_row(row, ref_limit), file=out, flush=True)
+                for name in list(sys.modules):
+                    if name.startswith("bench_"):
+                        del sys.modules[name]
+    finally:
+        ts.close()
+        ref.close()
+    return rows
+
+
+RESOLUTION = 0.001      # s: differences of medians below this are noise
+
+
+def _safe_ratio(mr: Measure, mt: Measure, what: str) -> float:
+    """ref / ts; NaN where the reference did not complete or its time is below the
+    resolution; with ts below the resolution, ref / RESOLUTION (a lower bound, negative)."""
+    r, t = getattr(mr, what), getattr(mt, what)
+    if not mr.complete or not (r == r) or not (t == t) or r < RESOLUTION:
+        return float("nan")
+    if t < RESOLUTION:
+        return -(r / RESOLUTION)
+    return r / t
+
+
+def _ratio(x: float) -> str:
+    if x != x:
+        return "-"
+    if x < 0:
+        return f">{-x:.0f}x" if -x >= 10 else f">{-x:.1f}x"
+    return f"{x:.0f}x" if x >= 10 else f"{x:.1f}x"
+
+
+def _text_row(row: dict, limit: float) -> str:
+    mt, mr = row["ts"], row["ref"]
+    return (f"{row['kernel']:44} {row['tasks'] or '?':>5} {row['stages'] or '-':>6} "
+            f"{_fmt_states(mt):>10} {_fmt_s(mt.cpu):>7} {_fmt_precise(mt.direct):>7} {_fmt_states(mr):>14} "
+            f"{_fmt_s(mr.cpu, mr.interrupted, limit):>7} {_ratio(row['ratio']):>7} "
+            f"{_ratio(row['ratio_wall']):>6}  {mt.verdict:12} {mr.verdict}")
+# ----------------------------------------------------------------------------- reporting
+
+def machine_info() -> dict:
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            names = [l.split(":", 1)[1].strip() for l in fh if l.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    try:
+        date = subprocess.run(["date"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        date = time.strftime("%c")
+    try:
+        from importlib.metadata import version
+        dsl = version("nvidia-cutlass-dsl")
+    except Exception:
+        dsl = "?"
+    return {"date": date, "nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(),
+            "dsl": dsl, "load": os.getloadavg()}
+
+
+def targets(rows: List[dict]) -> List[str]:
+    """The two goals, checked against the rows of this run."""
+    lines = []
+    gemm = [r for r in rows if r["generated"] and 4 <= (r["tasks"] or 0) <= 6 and 4 <= (r["stages"] or 0) <= 8]
+    fast = [r for r in gemm if r["ts"].complete and r["ts"].cpu < 1.0]
+    worst = max((r["ts"].cpu for r in gemm), default=float("nan"))
+    lines.append(f"Complete exploration of generated GEMM schedules with 4-6 tasks and 4-8 stages in < 1 s: "
+                 f"{len(fast)}/{len(gemm)} rows (slowest ts check {_fmt_s(worst)} s CPU).")
+    done = [r for r in rows if r["ref"].complete]
+    timed = [r for r in done if r["ratio"] == r["ratio"]]
+    ten = [r for r in timed if abs(r["ratio"]) >= 10]
+    vals = [abs(r["ratio"]) for r in timed if r["ratio"] > 0]
+    lines.append(f">= 10x faster than the reference where the reference completes: {len(ten)}/{len(timed)} rows "
+                 f"with a measurable reference time (>= {RESOLUTION * 1000:g} ms); measured ratios from "
+                 f"{_ratio(min(vals, default=float('nan')))} to {_ratio(max(vals, default=float('nan')))}.")
+    missed = [f"{r['kernel']} ({_ratio(r['ratio'])})" for r in timed if abs(r["ratio"]) < 10]
+    if missed:
+        lines.append("  below 10x: " + "; ".join(missed))
+    tiny = [r["kernel"] for r in done if r["ratio"] != r["ratio"]]
+    if tiny:
+        lines.append(f"  reference check under {RESOLUTION * 1000:g} ms (no ratio): " + "; ".join(tiny))
+    capped = [r["kernel"] for r in rows if not r["ref"].complete]
+    if capped:
+        lines.append("Reference incomplete (state cap or --ref-limit): " + "; ".join(capped))
+    disagree = [r["kernel"] for r in rows if _agree(r) is False]
+    if disagree:
+        lines.append("Verdicts differ: " + "; ".join(disagree))
+    return lines
+
+
+def _agree(row: dict) -> Optional[bool]:
+    t, r = row["ts"].verdict, row["ref"].verdict
+    if r in ("stopped", "ok (cap)") or not row["ref"].complete:
+        return None
+    ok_t = t.startswith("ok")
+    ok_r = r.startswith("ok")
+    return ok_t == ok_r
+
+
+def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, argv: List[str],
+             wall_total: float) -> str:
+    cols = ["kernel", "tasks", "stages", "ts states", "ts s", "ts direct s", "ref states", "ref s", "ratio",
+            "ratio (wall)", "ts verdict", "ref verdict"]
+    out = ["# Exhaustive checker: ts_runtime vs the reference", "",
+           f"- date: {info['date']}",
+           f"- machine: {info['nproc']} CPUs ({info['cpu']}), Python {info['python']}, "
+           f"nvidia-cutlass-dsl {info['dsl']}",
+           f"- load average (1/5/15 min) at start: {' / '.join(f'{x:.2f}' for x in info['load'])}, "
+           f"at end: {' / '.join(f'{x:.2f}' for x in info_end['load'])} (shared machine)",
+           f"- command: `python benchmarks/checker.py {' '.join(argv)}`".rstrip() , 
+           f"- total wall-clock time of the run: {wall_total:.0f} s; reference runs stopped after "
+           f"{ref_limit:g} CPU s", "",
+           "| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for r in rows:
+        mt, mr = r["ts"], r["ref"]
+        cells = [r["kernel"], str(r["tasks"] or "?"), str(r["stages"] or "-"), _fmt_states(mt),
+                 _fmt_s(mt.cpu), _fmt_precise(mt.direct), _fmt_states(mr), _fmt_s(mr.cpu, mr.interrupted, ref_limit),
+                 _ratio(r["ratio"]), _ratio(r["ratio_wall"]), mt.verdict, mr.verdict]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    out += ["", "## Targets", ""] + [("  - " if l.startswith("  ") else "- ") + l.strip()
+                                     for l in targets(rows)]
+    out += ["", "## How to read it", "",
+            "- *ts s* / *ref s*: CPU seconds of the exhaustive check alone, measured the same way for "
+            "both: median CPU time of the program's `TaskManager(...)` with "
+            "`exhaustive_deadlock_race_check=True` minus the median with `False` (5-15 runs each; one "
+            f"timed run when the check takes more than {LONG_RUN:g} CPU s). Differences under 1 ms are "
+            "noise; *<0.001* marks them. *ratio* = ref s / ts s (*>Nx*: ts under 1 ms, a lower "
+            "bound); *ratio (wall)* is the same from wall-clock medians, which the other processes on "
+            "this shared machine inflate (compare the two to see the noise).",
+            "- *ts direct s*: ts's `check_kernel` called directly on the kernel model that the "
+            "TaskManager built (median CPU time per call, calls repeated in samples of >= 5 ms, no "
+            "constructor around it): the precise figure for checks that take a few milliseconds.",
+            "- *ts states*: states in ts's visited sets, summed over variants (skip patterns, opaque "
+            "assignments), after partial-order and symmetry reduction. *ref states*: the "
+            "reference's \"BFS complete: N states explored\" lines (verbose printout), summed. "
+            "*cap* = the reference stopped at 1,000,000 states (it then warns; its `ok` is no proof).",
+            "- Verdicts: ts lists the codes of the errors it raised; the reference's error is "
+            "classified by its message. The reference stops at its first finding; ts reports every "
+            "finding, so on a rejected program it explores more states (the aliasing-race row).",
+            "- Persistent rows: both check 2 work tiles (ts's default, for parity).",
+            ]
+    return "\n".join(out) + "\n"
+
+
+# ----------------------------------------------------------------------------- main
+
+def models_table(args) -> None:
     rows = ROWS[:QUICK] if args.quick else ROWS
     head = f"{'kernel':42} {'tasks':>5} {'runs':>4} {'states':>9} {'seconds':>8} {'complete':>8}  findings"
     if args.naive:
@@ -191,6 +957,54 @@ def main(argv=None):
             flag = "" if o["naive_complete"] else " (cap)"
             line += f"   {o['naive_states']:>12} {o['naive_seconds']:>8.2f}{flag}"
         print(line, flush=True)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="examples and the small generated rows only (--models: the first rows)")
+    ap.add_argument("--ref-limit", type=float, default=60.0,
+                    help="CPU seconds after which a reference run is stopped (default 60)")
+    ap.add_argument("--markdown", metavar="FILE", help="also write the table as markdown")
+    ap.add_argument("--only", metavar="REGEX", help="only the programs whose name matches")
+    ap.add_argument("--write-programs", metavar="DIR",
+                    help="write the generated programs (ts_runtime API) to DIR and exit")
+    ap.add_argument("--models", action="store_true",
+                    help="ts only, on the skeletons built directly as KernelModels")
+    ap.add_argument("--naive", action="store_true", help="--models: also run without reductions")
+    ap.add_argument("--max-states", type=int, default=2_000_000, help="--models: state cap")
+    args = ap.parse_args(argv)
+    if args.models:
+        models_table(args)
+        return
+    if args.write_programs:
+        os.makedirs(args.write_programs, exist_ok=True)
+        for i, g in enumerate(COMPARE_ROWS):
+            name = f"gemm_{i:02d}_" + re.sub(r"\W+", "_", g.label).strip("_").lower() + ".py"
+            with open(os.path.join(args.write_programs, name), "w") as fh:
+                fh.write(gemm_program(g))
+            print(os.path.join(args.write_programs, name))
+        return
+    progs = programs(args.quick)
+    if args.only:
+        progs = [p for p in progs if re.search(args.only, p.name)]
+    info = machine_info()
+    print(f"{info['date']} | {info['nproc']} CPUs ({info['cpu']}) | load {info['load'][0]:.2f} | "
+          f"Python {info['python']} | nvidia-cutlass-dsl {info['dsl']}")
+    print("checker CPU seconds (median on - median off); ratio = ref / ts "
+          f"(CPU, then wall-clock); reference stopped after {args.ref_limit:g} CPU s\n", flush=True)
+    t0 = time.perf_counter()
+    rows = compare_with_reference(progs, ref_limit=args.ref_limit)
+    wall_total = time.perf_counter() - t0
+    end = machine_info()
+    print()
+    for line in targets(rows):
+        print(line)
+    print(f"\nwall-clock {wall_total:.0f} s; load average at end {end['load'][0]:.2f}")
+    if args.markdown:
+        with open(args.markdown, "w") as fh:
+            fh.write(markdown(rows, info, end, args.ref_limit, argv, wall_total))
 
 
 if __name__ == "__main__":
