@@ -124,14 +124,51 @@ def compile_fake(num_rows: int = 256, num_cols: int = 512):
     return cute.compile(persistent_copy, src, dst, make_fake_stream())
 
 
+def run_on_gpu(num_rows: int = 300, num_cols: int = 128 * 300, overlaunch: int = 3,
+               max_ctas: int = 132, seed: int = 0) -> dict:
+    """Compile for the local GPU and copy a fresh random fp16 matrix into a NaN-poisoned
+    output through the persistent, overlaunched kernel. Both matrices are column slices
+    of wider buffers, so a surplus tile that is not skipped would write into the poisoned
+    margin: the check covers the margin too. Returns {"ok", "mismatches", "launch", "bytes"}."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.torch import current_stream
+
+    assert num_cols % TILE_COLS == 0, "num_cols must be a multiple of 128"
+    margin = TILE_COLS * overlaunch
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    src_full = torch.randn(num_rows, num_cols + margin, dtype=torch.float16, device="cuda",
+                           generator=gen)
+    dst_full = torch.full_like(src_full, float("nan"))
+    src, dst = src_full[:, :num_cols], dst_full[:, :num_cols]
+    src_c, dst_c = from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16)
+    stream = current_stream()
+    compiled = cute.compile(persistent_copy, src_c, dst_c, stream, overlaunch, max_ctas)
+    compiled(src_c, dst_c, stream)
+    torch.cuda.synchronize()
+    bad = int((dst.view(torch.int16) != src.view(torch.int16)).sum())
+    poison = torch.full((1,), float("nan"), dtype=torch.float16, device="cuda").view(torch.int16)
+    touched = int((dst_full[:, num_cols:].view(torch.int16) != poison).sum())
+    return {"ok": bad == 0 and touched == 0, "mismatches": bad, "margin_writes": touched,
+            "bytes": 2 * src.numel() * src.element_size(),
+            "launch": lambda: compiled(src_c, dst_c, stream), "src": src, "dst": dst}
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--num-rows", type=int, default=4)
     ap.add_argument("--logical-tiles", type=int, default=4)
     ap.add_argument("--verbose", action="store_true", help="print the schedule table")
     ap.add_argument("--compile", action="store_true", help="also compile with fake tensors")
+    ap.add_argument("--gpu", action="store_true", help="run on the local GPU and check the result")
     args = ap.parse_args()
     build(num_rows=args.num_rows, logical_tiles=args.logical_tiles, verbose=args.verbose)
     if args.compile:
         compile_fake()
+    if args.gpu:
+        res = run_on_gpu()
+        print("GPU:", "match" if res["ok"] else
+              f"{res['mismatches']} mismatches, {res['margin_writes']} writes past the matrix")
+        if not res["ok"]:
+            raise SystemExit(1)
     print("OK")

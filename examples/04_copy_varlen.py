@@ -138,13 +138,50 @@ def compile_fake(num_segments: int = 16, max_len: int = 512):
     return cute.compile(varlen_copy, src, offsets, dst, make_fake_stream())
 
 
+def run_on_gpu(num_segments: int = 1000, max_len: int = 1000, max_ctas: int = 132,
+               seed: int = 0) -> dict:
+    """Compile for the local GPU and copy random-length packed segments (0 and max_len
+    included) into a NaN-poisoned padded matrix; row i must hold segment i and keep the
+    poison after it, bit for bit. Returns {"ok", "mismatches", "launch", "bytes"}."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.torch import current_stream
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    lengths = torch.randint(0, max_len + 1, (num_segments,), device="cuda", generator=gen)
+    lengths[0], lengths[-1] = 0, max_len
+    offsets = torch.zeros(num_segments + 1, dtype=torch.int32, device="cuda")
+    offsets[1:] = torch.cumsum(lengths, 0).to(torch.int32)
+    total = int(offsets[-1])
+    src = torch.randn(max(total, 1), dtype=torch.float16, device="cuda", generator=gen)
+    dst = torch.full((num_segments, max_len), float("nan"), dtype=torch.float16, device="cuda")
+    expected = dst.clone()
+    col = torch.arange(max_len, device="cuda")
+    mask = col[None, :] < lengths[:, None]
+    expected[mask] = src[:total]                      # row-major order matches the packing
+    src_c, off_c, dst_c = (from_dlpack(t, assumed_align=16) for t in (src, offsets, dst))
+    stream = current_stream()
+    compiled = cute.compile(varlen_copy, src_c, off_c, dst_c, stream, max_ctas)
+    compiled(src_c, off_c, dst_c, stream)
+    torch.cuda.synchronize()
+    bad = int((dst.view(torch.int16) != expected.view(torch.int16)).sum())
+    return {"ok": bad == 0, "mismatches": bad, "bytes": 2 * total * src.element_size(),
+            "launch": lambda: compiled(src_c, off_c, dst_c, stream), "src": src, "dst": dst}
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lengths", default="300,17,0,129", help="segment lengths")
     ap.add_argument("--verbose", action="store_true", help="print the schedule table")
     ap.add_argument("--compile", action="store_true", help="also compile with fake tensors")
+    ap.add_argument("--gpu", action="store_true", help="run on the local GPU and check the result")
     args = ap.parse_args()
     build(lengths=[int(x) for x in args.lengths.split(",")], verbose=args.verbose)
     if args.compile:
         compile_fake()
+    if args.gpu:
+        res = run_on_gpu()
+        print("GPU:", "match" if res["ok"] else f"{res['mismatches']} mismatches")
+        if not res["ok"]:
+            raise SystemExit(1)
     print("OK")

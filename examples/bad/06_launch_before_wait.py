@@ -126,13 +126,41 @@ def compile_fake(num_entries: int = 2048):
     return cute.compile(pdl_copy, src, dst, cutlass.Int32(num_entries), make_fake_stream())
 
 
+def run_on_gpu(num_entries: int = (1 << 20) + 3, num_warps: int = 4, num_ctas: int = 264,
+               seed: int = 0) -> dict:
+    """Compile for the local GPU (PDL: sm_90+) and check dst == 2 * src bit for bit on a
+    NaN-poisoned output (a plain launch: the PDL instructions then wait for nothing)."""
+    import torch
+    from cutlass.cute.runtime import from_dlpack
+    from cutlass.torch import current_stream
+
+    gen = torch.Generator(device="cuda").manual_seed(seed)
+    src = torch.randn(num_entries, dtype=torch.float32, device="cuda", generator=gen)
+    dst = torch.full_like(src, float("nan"))
+    src_c, dst_c = from_dlpack(src, assumed_align=16), from_dlpack(dst, assumed_align=16)
+    stream = current_stream()
+    n = cutlass.Int32(num_entries)
+    compiled = cute.compile(pdl_copy, src_c, dst_c, n, stream, num_warps, num_ctas)
+    compiled(src_c, dst_c, n, stream)
+    torch.cuda.synchronize()
+    bad = int((dst.view(torch.int32) != (src * 2.0).view(torch.int32)).sum())
+    return {"ok": bad == 0, "mismatches": bad, "bytes": 2 * src.numel() * src.element_size(),
+            "launch": lambda: compiled(src_c, dst_c, n, stream), "src": src, "dst": dst}
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--num-entries", type=int, default=2048)
     ap.add_argument("--verbose", action="store_true", help="print the schedule table")
     ap.add_argument("--compile", action="store_true", help="also compile with fake tensors")
+    ap.add_argument("--gpu", action="store_true", help="run on the local GPU and check the result")
     args = ap.parse_args()
     build(num_entries=args.num_entries, verbose=args.verbose)
     if args.compile:
         compile_fake(args.num_entries)
+    if args.gpu:
+        res = run_on_gpu(args.num_entries)
+        print("GPU:", "match" if res["ok"] else f"{res['mismatches']} mismatches")
+        if not res["ok"]:
+            raise SystemExit(1)
     print("OK")

@@ -127,6 +127,8 @@ def test_roles_report_once_per_task_and_resource():
 
 
 def test_resource_in_both_lists_may_use_both_sides():
+    # (the exhaustive checker then counts Store as a second producer of smem and finds a
+    # deadlock, TS801, as the reference does; the role rules stay silent)
     src = pipeline_program(store='''\
         with domain_loop(0, 4, 1):
             smem.wait()
@@ -229,7 +231,8 @@ def _store(body):
     ''',
 ])
 def test_window_semantics(body):
-    load = LOAD if body.count("smem.wait()") == 1 else LOAD.replace("smem.commit()\n", "smem.commit()\n    smem.acquire()\n    smem.commit()\n")
+    rounds = body.count("smem.wait()")
+    load = LOAD.replace("smem.commit()\n", "smem.commit()\n" + "    smem.acquire()\n    smem.commit()\n" * (rounds - 1))
     assert_exact(pipeline_program(load=load, store=body))
 
 
@@ -674,7 +677,7 @@ def test_dma_producer_without_work_warns_on_the_edge_and_skips_it():
     found = run_source(src)
     w = [d for d in found if d.code == "TS217"]
     assert len(w) == 1 and w[0].severity is Severity.WARNING
-    assert w[0].range.line == line_of(src, "resource_dependency_graph={stage: [src], tile: [stage]")
+    assert w[0].range.line == line_of(src, "tile: [stage],")
     assert not [d for d in found if d.code == "TS215"]
 
 

@@ -60,6 +60,18 @@ def as_bool(value) -> Boolean:
     return Boolean(value)
 
 
+def _raw(values) -> list:
+    """Plain `ir.Value`s (the bindings hand some block arguments back wrapped, e.g. as
+    a cute pointer)."""
+    out = []
+    for v in values:
+        if isinstance(v, ir.Value):
+            out.append(v)
+        else:
+            out.extend(extract_mlir_values(v))
+    return out
+
+
 def _fresh(value):
     """A new object carrying the same IR values (so in-place mutation cannot leak)."""
     if isinstance(value, (bool, int, float)):
@@ -152,7 +164,7 @@ def dyn_if(state: State, cond, then_fn: Callable[[], None], else_fn: Optional[Ca
             if fn is not None:
                 fn()
             scf.yield_(state._yield_values(keys, templates))
-    results = list(op.results) if types else []
+    results = _raw(op.results) if types else []
     state._restore(keys, templates, counts, results)
 
 
@@ -167,10 +179,10 @@ def dyn_for(state: State, start, stop, step, body_fn: Callable[[Any], None], *, 
     if isinstance(unroll, int) and not isinstance(unroll, bool) and unroll > 0:
         op.attributes["loop_annotation"] = LoopUnroll(count=unroll)
     with ir.InsertionPoint(op.body):
-        state._restore(keys, templates, counts, list(op.inner_iter_args))
+        state._restore(keys, templates, counts, _raw(op.inner_iter_args))
         body_fn(Int32(op.induction_variable))
         scf.yield_(state._yield_values(keys, templates))
-    state._restore(keys, templates, counts, list(op.results))
+    state._restore(keys, templates, counts, _raw(op.results))
 
 
 def dyn_while(state: State, cond_fn: Callable[[], Any], body_fn: Callable[[], None]):
@@ -181,14 +193,14 @@ def dyn_while(state: State, cond_fn: Callable[[], Any], body_fn: Callable[[], No
     before = op.before.blocks.append(*types)
     after = op.after.blocks.append(*types)
     with ir.InsertionPoint(before):
-        state._restore(keys, templates, counts, list(before.arguments))
+        state._restore(keys, templates, counts, _raw(before.arguments))
         cond = as_bool(cond_fn())
-        scf.ConditionOp(cond.ir_value(), list(before.arguments))
+        scf.ConditionOp(cond.ir_value(), _raw(before.arguments))
     with ir.InsertionPoint(after):
-        state._restore(keys, templates, counts, list(after.arguments))
+        state._restore(keys, templates, counts, _raw(after.arguments))
         body_fn()
         scf.yield_(state._yield_values(keys, templates))
-    state._restore(keys, templates, counts, list(op.results))
+    state._restore(keys, templates, counts, _raw(op.results))
 
 
 def if_then(cond, fn: Callable[[], None]):

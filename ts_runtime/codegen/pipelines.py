@@ -125,12 +125,18 @@ class TSPipeline:
 
     @property
     def arms_on_acquire(self) -> bool:
-        """TMA producers arm the full barrier with the transaction bytes at acquire."""
-        return self.pipeline_type is not None and self.pipeline_type.producer_kind == "tma"
+        """TMA and CLC producers arm the full barrier with the transaction bytes at acquire."""
+        return self.pipeline_type is not None and self.pipeline_type.producer_kind in ("tma", "clc")
 
     def arm_full(self, index, tx_count=None):
-        """One elected thread of the calling warp: arrive on full[index] expecting tx bytes."""
+        """One elected thread of the calling warp: arrive on full[index] expecting tx bytes.
+        CLC in a cluster: lane r arms CTA r's barrier (the response is multicast)."""
         tx = self.tx_count if tx_count is None else tx_count
+        if self.pipeline_type is PipelineType.ClcFetchAsync and self.cluster_size > 1:
+            lane = cute.arch.lane_idx()
+            if_then(lane < self.cluster_size,
+                    lambda: cute.arch.mbarrier_arrive_and_expect_tx(self.full(index), tx, lane))
+            return
         with cute.arch.elect_one():
             cute.arch.mbarrier_arrive_and_expect_tx(self.full(index), tx)
 
@@ -150,6 +156,9 @@ class TSPipeline:
         """The consumer's release signal on empty[index]."""
         if self.pipeline_type.consumer_kind == "umma":
             umma_commit(self.empty(index))
+            return
+        if self.pipeline_type is PipelineType.ClcFetchAsync and self.cluster_size > 1:
+            cute.arch.mbarrier_arrive(self.empty(index), 0)    # the scheduler runs in CTA 0
             return
         if self.consumer_release_mode == "all":
             cute.arch.mbarrier_arrive(self.empty(index))

@@ -117,8 +117,12 @@ def setup_resources_and_tasks(tm):
         tmem_ptr = alloc.get_as_type(alloc.tmem_ptr_alloc, cutlass.Int32, 1)
     ctx = KernelContext(tm, kernel, objects, ResourceContext(smem_base=smem_base, tmem_ptr_i32=tmem_ptr),
                         default_registers(kernel))
+    from . import work_queue as wqmod
     for obj in _creation_order(tm, objects):
+        object.__setattr__(obj, "_ts_smem_allocator", alloc)
         obj.create()
+        if wqmod.is_clc(obj):
+            wqmod.response_ptr(obj)       # allocate the response slots here, at the top level
     # consumer release signalling, per pipeline (groups: their shared empty barrier)
     for rid, res in kernel.resources.items():
         obj = objects.get(rid)
@@ -134,12 +138,35 @@ def setup_resources_and_tasks(tm):
         pipe = getattr(obj, "pipeline", None)
         if pipe is None or not hasattr(pipe, "consumer_release_mode"):
             continue
+        _check_task_warp_leader(kernel, rid, res)
         group = getattr(obj, "pipeline_group", None)
         if group is not None and group.mode is not PipelineGroupMode.Fork:
             continue        # released through the group
         pipe.consumer_release_mode = _release_mode(kernel, rid, pipe)
+        _check_all_thread_release(res, pipe)
     tm._ts_codegen = ctx
     return ctx
+
+
+def _check_task_warp_leader(kernel, rid, res):
+    """TS439: a TaskWarpLeader pipeline needs a committing producer task to lead."""
+    from ..enums import SignalingThreads
+    flags = res.pipeline.producer_signaling_threads
+    if isinstance(flags, SignalingThreads) and flags & SignalingThreads.TaskWarpLeader \
+            and not derive.producer_leader_warps(kernel, rid):
+        from ..diagnostics import raise_finding
+        raise_finding("TS439", ValueError, f"TaskWarpLeader pipeline of '{res.label}' did not derive any producer "
+                      "warp leader index (no task commits it)", res.range)
+
+
+def _check_all_thread_release(res, pipe):
+    """TS438: a TmaAsync all-thread consumer release needs Thread groups on both sides."""
+    p = res.pipeline
+    if p.pipeline_type is PipelineType.TmaAsync and pipe.consumer_release_mode == "all" \
+            and (p.producer_agent != "Thread" or p.consumer_agent != "Thread"):
+        from ..diagnostics import raise_finding
+        raise_finding("TS438", ValueError, f"'{res.label}': all-thread consumer release requires Thread "
+                      "producer/consumer groups", p.range)
 
 
 def _warp_predicate(warp, start: int, num: int):

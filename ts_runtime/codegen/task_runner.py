@@ -252,8 +252,9 @@ class TaskEmitter:
                 return Boolean(False)
         value = _default_of(getattr(o, var, None))
         if value is None:
-            raise ValueError(f"'{self.res(rid).label}.{var}' is routed but has no TaskLocalVariable default "
-                             "to seed the value store")
+            from ..diagnostics import raise_finding
+            raise_finding("TS327", ValueError, f"routed source var '{var}' is not in '{self.res(rid).label}' "
+                          "consumer_vars (no TaskLocalVariable with a default)", self.res(rid).range)
         return value
 
     # ------------------------------------------------------------------ emission
@@ -605,14 +606,9 @@ class TaskEmitter:
         result = fn(info, **kwargs)
         wm = res.work_methods.get(e.label) if e.label else None
         names = tuple(wm.returns) if (wm is not None and e.stage.is_consumer) else ()
-        if not names:
+        values = self._outputs(e, res, o, names, result)
+        if not values:
             return
-        if len(names) == 1:
-            values = {names[0]: result}
-        else:
-            if not isinstance(result, (tuple, list)) or len(result) != len(names):
-                raise TypeError(f"{res.label}.{e.label}() must return {len(names)} values {names}")
-            values = dict(zip(names, result))
         st = self.state
         for var, v in values.items():
             key = ("out", rid, var)
@@ -623,12 +619,37 @@ class TaskEmitter:
             key = ("in", rd.resource, "producer" if rd.stage.is_producer else "consumer", r.dest_arg)
             st[key] = values[r.src_var]
 
+    def _outputs(self, e, res, o, names, result) -> dict:
+        """{var: value} of a consumer work call (TS316 count, TS317 dtype checks)."""
+        from ..diagnostics import raise_finding
+        where = f"{res.label}.{e.label or e.stage.value}()"
+        if not names:
+            if result is not None and e.stage.is_consumer and len(res.tlv_names) != 1:
+                raise_finding("TS316", TypeError, f"{where} returned a value, but the captured schedule has no "
+                              "assignment metadata for it (declare returns=...)", e.range)
+            return {}
+        if len(names) == 1:
+            values = [result]
+        elif isinstance(result, (tuple, list)):
+            values = list(result)
+        else:
+            values = [result]
+        if len(values) != len(names):
+            raise_finding("TS316", TypeError, f"{where} returned {len(values)} value(s), but the captured schedule "
+                          f"expects {len(names)} ({', '.join(names)})", e.range)
+        for var, v in zip(names, values):
+            tlv = getattr(o, var, None)
+            dtype = getattr(tlv, "dtype", None) if isinstance(tlv, TaskLocalVariable) else None
+            if isinstance(dtype, type) and issubclass(dtype, cutlass.Numeric) and \
+                    not isinstance(v, (cutlass.Numeric, bool, int, float)):
+                raise_finding("TS317", TypeError, f"{where}: returned value for TaskLocalVariable '{var}' is "
+                              f"{type(v).__name__}, expected {dtype.__name__}", e.range)
+        return dict(zip(names, values))
+
     # ------------------------------------------------------------------ epilogue
     def drain(self):
         """Producer tail: wait until every stage this task filled has been released."""
         for rid in self.producers:
-            if self.res(rid).is_work_queue:
-                continue
             pipe = self.pipe(rid)
             k = self.stride(rid, "acquire")
             P = self.cursor("P", rid)

@@ -1,14 +1,18 @@
 """WorkQueue at kernel time: the persistent tile scheduler and the work tile.
 
-Static persistent scheduling (`TileSchedulerType.StaticPersistent`) uses CuTe's
-`StaticPersistentTileScheduler`: every persistent task builds its own scheduler at
-task start (static scheduling is a pure function of the CTA index, so all tasks of a
-CTA walk the same tiles) and keeps it in the task's carried state. The WorkQueue is
-unpipelined in that mode: its try_wait / wait / release are no-ops.
+Every persistent task builds its own scheduler at task start and keeps it in the task's
+carried state; the work-tile loop re-reads the WorkQueue's `work_tile` at the top of
+every iteration and stops at the first invalid one.
 
-`get_and_advance_work_tile` advances the scheduler and returns the *next* tile; the
-work-tile loop re-reads the WorkQueue's `work_tile` at the top of every iteration and
-stops at the first invalid one. CLC (dynamic) scheduling is not implemented yet.
+* Static persistent (`StaticPersistentTileScheduler`): scheduling is a pure function of
+  the CTA index, so all tasks of a CTA walk the same tiles; the WorkQueue is unpipelined
+  (its try_wait / wait / release are no-ops) and `get_and_advance_work_tile` advances the
+  scheduler and returns the next tile.
+* CLC dynamic persistent (`ClcDynamicPersistentTileScheduler`, Blackwell): the WorkQueue
+  owns a ClcFetchAsync pipeline and a 16-byte response slot per stage. The scheduler
+  task's `fetch_work_tile` issues the cancel query into the acquired stage (its full
+  barrier receives the response bytes); every task's `get_and_advance_work_tile` decodes
+  the response of the stage it waited on.
 """
 from __future__ import annotations
 
@@ -58,18 +62,57 @@ def block_tile() -> TileInfo:
     return TileInfo((bx, by, bz), True)
 
 
+def is_clc(wq) -> bool:
+    cfg = getattr(wq, "tile_scheduler_config", None)
+    return getattr(cfg, "tile_scheduler_type", None) is TileSchedulerType.ClcDynamicPersistent
+
+
+def response_ptr(wq):
+    """CLC: the 16-byte-per-stage response buffer as an Int128 SMEM `cute.Pointer`.
+
+    `TileSchedulerConfig.response_ptr` may be a pointer, a `cutlass.Array`, an
+    `SmemAllocation` (resolved through the manager's allocator) or None (allocated here,
+    once, at setup)."""
+    cached = getattr(wq, "_ts_response_ptr", None)
+    if cached is not None:
+        return cached
+    from ..memory import SmemAllocation
+    from .smem import smem_array
+    raw = wq.tile_scheduler_config.response_ptr
+    stages = wq.pipeline_config.num_stages if wq.pipeline_config is not None else 1
+    if raw is None:
+        raw = smem_array(cutlass.Int128, stages, 16)
+    if isinstance(raw, SmemAllocation):
+        alloc = getattr(wq, "_ts_smem_allocator", None)
+        if alloc is None:
+            raise ValueError(f"WorkQueue '{wq.name}': response_ptr is an SmemAllocation but no SmemAllocator "
+                             "is attached to the TaskManager")
+        raw = alloc.get_as_type(raw, cutlass.Int128, stages)
+    if hasattr(raw, "data_ptr"):
+        raw = raw.data_ptr()
+    if not isinstance(raw, cute.Pointer):
+        raw = cute.make_ptr(cutlass.Int128, raw.to_llvm_ptr(), assumed_align=16)
+    elif raw.dtype is not cutlass.Int128:
+        raw = cute.recast_ptr(raw, dtype=cutlass.Int128)
+    object.__setattr__(wq, "_ts_response_ptr", raw)
+    return raw
+
+
 def create_tile_scheduler(wq):
-    """A fresh scheduler for the calling task (static persistent only)."""
+    """A fresh scheduler for the calling task."""
     cfg = wq.tile_scheduler_config
     kind = getattr(cfg, "tile_scheduler_type", None)
+    params = getattr(cfg, "tile_scheduler_params", None)
+    if params is None:
+        raise ValueError(f"WorkQueue '{wq.name}': tile_scheduler_params is None inside the kernel")
     if kind is TileSchedulerType.StaticPersistent:
         from cutlass.utils import StaticPersistentTileScheduler
-        params = cfg.tile_scheduler_params
-        if params is None:
-            raise ValueError(f"WorkQueue '{wq.name}': tile_scheduler_params is None inside the kernel")
         return StaticPersistentTileScheduler.create(params, cute.arch.block_idx(), cute.arch.grid_dim())
-    raise NotImplementedError(f"WorkQueue '{wq.name}': {getattr(kind, 'value', kind)} scheduling is not "
-                              "supported by ts codegen yet (only StaticPersistent)")
+    if kind is TileSchedulerType.ClcDynamicPersistent:
+        from cutlass.utils import ClcDynamicPersistentTileScheduler
+        return ClcDynamicPersistentTileScheduler.create(params, cute.arch.block_idx(), cute.arch.grid_dim(),
+                                                        response_ptr(wq))
+    raise NotImplementedError(f"WorkQueue '{wq.name}': unsupported tile scheduler {kind!r}")
 
 
 def initial_tile(scheduler) -> TileInfo:
@@ -84,6 +127,11 @@ def get_and_advance_work_tile(wq, stage_info):
     em = active_emitter()
     key = scheduler_key(wq)
     sched = em.state[key]
+    if is_clc(wq):
+        # the tile the scheduler task fetched into this stage's response slot
+        if stage_info.stage_idx is None:
+            raise ValueError(f"WorkQueue '{wq.name}': CLC scheduling needs a ClcFetchAsync pipeline_config")
+        return as_tile(sched.work_tile_info_from_clc_response(response_ptr(wq) + stage_info.stage_idx))
     sched.advance_to_next_work()
     em.state[key] = sched
     return as_tile(sched.get_current_work())
@@ -98,5 +146,13 @@ def init_work_tile(wq, stage_info):
 
 
 def fetch_work_tile(wq, stage_info):
-    raise NotImplementedError("WorkQueue.fetch_work_tile (CLC dynamic scheduling) is not supported by ts "
-                              "codegen yet")
+    """CLC: one elected thread asks the hardware to cancel a not-yet-launched cluster; the
+    response lands in this stage's slot and completes the stage's full barrier."""
+    if not is_clc(wq):
+        return None
+    from .smem import mbarrier_ptr
+    mbar = mbarrier_ptr(stage_info.barrier)
+    resp = response_ptr(wq) + stage_info.stage_idx
+    with cute.arch.elect_one():
+        cute.arch.issue_clc_query(mbar, resp)
+    return None
