@@ -15,7 +15,6 @@ keeps the emitter simple.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from typing import Any, Callable, Optional
 
 import cutlass

@@ -17,7 +17,7 @@ from typing import Any, Optional
 import cutlass
 import cutlass.cute as cute
 
-from ..enums import PipelineGroupMode, PipelineType, ScheduleStage
+from ..enums import PipelineGroupMode, PipelineType
 from ..memory import ResourceContext
 from ..model import derive
 from ..model.registers import default_registers
@@ -187,7 +187,6 @@ def set_registers(task_model, default):
 
 
 def run_tasks(tm):
-    from .task_runner import emit_task
     ctx = getattr(tm, "_ts_codegen", None)
     if ctx is None:
         raise RuntimeError("setup_resources_and_tasks() must run before run()")

@@ -19,7 +19,6 @@ checkers model it.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Optional
 
 import cutlass
 import cutlass.cute as cute
@@ -28,7 +27,6 @@ from ..enums import (
     FIRST_ITER, LAST_ITER, Every, OpaqueCondition, PipelineGroupMode, PipelineType,
     ScheduleStage as S, SignalingThreads,
 )
-from ..memory import ResourceContext
 from ..model import derive
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN, DynamicBound, is_static_int
@@ -375,16 +373,18 @@ class TaskEmitter:
         negative = sstep is not None and sstep < 0
         groups = _guard_groups(loop)
 
-        def body(iv):
+        def iteration(iv):
             for guard, ents in groups:
                 cond = self.guard_cond(guard, iv, end, step, negative)
                 dyn_if(st, cond, lambda ents=ents: self.run_entries(ents, iv))
             if "iter" in st:
                 st["iter"] = st["iter"] + 1
             st["last"] = iv
-        if not loop:
-            # only the tail's loop_offset depends on the loop: last = start + (n - 1) * step
-            body = lambda iv: st.__setitem__("last", iv)  # noqa: E731
+
+        def track_last(iv):
+            st["last"] = iv
+        # without loop entries only the tail's loop_offset (start + (n - 1) * step) is needed
+        body = iteration if loop else track_last
         if negative:
             # scf.for needs a positive step: count k = 0..n-1 and visit start + k * step
             s0, e0 = as_int32(start), as_int32(end)
