@@ -63,6 +63,8 @@ def analyze_source(source: str, path: str = "<string>", *, explain_unknown: bool
 
 
 def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool) -> Analysis:
+    from ts_runtime.source import register_source
+    register_source(path, source)      # rules that attach fixes read the analysed text
     from .extract.context import make
     try:
         import libcst as cst

@@ -89,3 +89,22 @@ def _chars(path: str, line, byte_col):
     if not text or text.isascii():
         return byte_col
     return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+# ---------------------------------------------------------------------------- source text
+# Rules that attach a fix need the text of the lines they move. ts-lint and ts-lsp
+# register the buffer they analyse (which may be unsaved); the runtime reads the file.
+_SOURCES: dict = {}
+
+
+def register_source(path: str, text: str) -> None:
+    _SOURCES[path] = text.splitlines(keepends=True)
+
+
+def source_line(path: str, line: int) -> str:
+    """Text of 1-based `line` of `path` ("" when unknown)."""
+    lines = _SOURCES.get(path)
+    if lines is not None:
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+    import linecache
+    return linecache.getline(path, line)

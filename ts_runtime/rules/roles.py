@@ -30,6 +30,7 @@ from ..enums import PipelineGroupMode, PipelineType, ScheduleStage, SignalingThr
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN, is_static_int
 from ..source import UNKNOWN_RANGE
+from ..fixes import move_statement_after
 from .base import Rule
 from .declare import rule
 from .registry import register
@@ -378,11 +379,11 @@ def downstream_closure(kernel) -> dict:
 
 
 class _Finding:
-    __slots__ = ("code", "message", "range", "related", "severity")
+    __slots__ = ("code", "message", "range", "related", "severity", "fix")
 
-    def __init__(self, code, message, range, related=(), severity=None):
+    def __init__(self, code, message, range, related=(), severity=None, fix=None):
         self.code, self.message, self.range = code, message, range
-        self.related, self.severity = tuple(related), severity
+        self.related, self.severity, self.fix = tuple(related), severity, fix
 
 
 class _FamilyRule(Rule):
@@ -395,7 +396,7 @@ class _FamilyRule(Rule):
     def check(self, kernel) -> Iterable:
         for f in self._analysis(kernel):
             if f.code == self.code:
-                yield self.diag(f.message, f.range, related=f.related, severity=f.severity)
+                yield self.diag(f.message, f.range, related=f.related, severity=f.severity, fix=f.fix)
 
 
 # --------------------------------------------------------------------------- TS201-TS204 roles
@@ -1104,11 +1105,17 @@ def _dma(kernel) -> list:
                     continue
                 for i, e in releases:
                     if not any(j < i for j in work):
+                        reader = ents[next(j for j in work if j > i)] if any(j > i for j in work) else ents[work[0]]
+                        fix = move_statement_after(
+                            e.range, reader.range,
+                            f"Move '{ra.label}' release after the '{rb.label}' producer work that reads it",
+                            applicability="safe")
                         out.append(_Finding("TS215", f"Task '{task.name}': DMA edge '{ra.label}' -> '{rb.label}' — "
                                             f"'{ra.label}'.ConsumerRelease at index {i} has no preceding "
                                             f"'{rb.label}'.ProducerWork", e.range,
-                                            [Related(ents[work[0]].range,
-                                                     f"'{rb.label}' producer work ({pt.value}) reads it here")]))
+                                            [Related(reader.range,
+                                                     f"'{rb.label}' producer work ({pt.value}) reads it here")],
+                                            fix=fix))
         return out
     return cached(kernel, "dma", compute)
 
