@@ -35,3 +35,23 @@ def test_release_before_dma_producer_fix_moves_the_release():
     lines = fixed.splitlines()
     i = next(n for n, ln in enumerate(lines) if "tmem_acc.mma(" in ln)
     assert lines[i + 1].split("#")[0].strip() == "smem_ab.release()"   # the comment moves with it
+
+
+def _fix_roundtrip(name, code):
+    from ts_lint.api import lint_source
+    path = ROOT / "examples" / "bad" / name
+    text = path.read_text()
+    (d,) = [d for d in lint_source(text, str(path)) if d.code == code]
+    assert d.fix is not None and d.fix.applicability == "unsafe"
+    fixed = apply_edits(text, d.fix.edits)
+    return [x for x in lint_source(fixed, str(path)) if x.severity is Severity.ERROR], fixed
+
+
+def test_producer_work_before_acquire_fix_inserts_acquire():
+    after, fixed = _fix_roundtrip("02_producer_work_before_acquire.py", "TS207")
+    assert [x.code for x in after if x.code == "TS207"] == []
+
+
+def test_read_before_wait_fix_inserts_wait():
+    after, fixed = _fix_roundtrip("02_read_before_wait.py", "TS206")
+    assert [x.code for x in after if x.code == "TS206"] == []

@@ -34,3 +34,25 @@ def move_statement_after(stmt: SourceRange, anchor: SourceRange, title: str,
         Edit(SourceRange(anchor.path, anchor_end + 1, 0, anchor_end + 1, 0), indent + body + "\n"),
     )
     return Fix(title, edits, applicability)
+
+
+def _receiver(rng: SourceRange) -> Optional[str]:
+    """`smem` of a call `smem.tma_load(...)` starting at `rng` (None if not that shape)."""
+    text = source_line(rng.path, rng.line)
+    head = text[rng.column:]
+    recv = head.split("(", 1)[0].rsplit(".", 1)[0] if "." in head.split("(", 1)[0] else ""
+    return recv if recv and recv.replace(".", "").replace("_", "").isalnum() else None
+
+
+def insert_call(anchor: SourceRange, method: str, *, before: bool, title: str,
+                applicability: str = "unsafe") -> Optional[Fix]:
+    """Inserts `<receiver>.<method>()` on its own line before/after the statement at
+    `anchor` (a work call on the same resource), at the anchor's indentation."""
+    recv = _receiver(anchor)
+    text = source_line(anchor.path, anchor.line)
+    if recv is None or not text:
+        return None
+    indent = text[:len(text) - len(text.lstrip())]
+    line = anchor.line if before else (anchor.end_line or anchor.line) + 1
+    return Fix(title, (Edit(SourceRange(anchor.path, line, 0, line, 0), f"{indent}{recv}.{method}()\n"),),
+               applicability)

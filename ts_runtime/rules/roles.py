@@ -30,7 +30,7 @@ from ..enums import PipelineGroupMode, PipelineType, ScheduleStage, SignalingThr
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN, is_static_int
 from ..source import UNKNOWN_RANGE
-from ..fixes import move_statement_after
+from ..fixes import insert_call, move_statement_after
 from .base import Rule
 from .declare import rule
 from .registry import register
@@ -782,17 +782,25 @@ def _check_side(kernel, task, ents, r, side, lst, downstream):
         idx, e, _ = first
         if what == "open":
             code = "TS212" if mode else ("TS206" if side == "consumer" else "TS207")
+            op = "wait" if side == "consumer" else "acquire"
+            fix = None if mode else insert_call(e.range, op, before=True,
+                                                title=f"Insert {op}() before this work on '{r.label}'")
             out.append(_Finding(code, f"Task '{task.name}' Combined (Head/Loop/Tail) schedule has {work_st} "
-                                f"group before {open_st} for resource '{r.label}' at index {idx}", e.range))
+                                f"group before {open_st} for resource '{r.label}' at index {idx}", e.range,
+                                fix=fix))
         elif what == "available":
             out.append(_Finding("TS211", f"Task '{task.name}' Combined (Head/Loop/Tail) schedule has {work_st} "
                                 f"group before an available {open_st} for resource '{r.label}' at index {idx} "
                                 "(advance_on_acquire: each work group needs an acquire of its own)", e.range))
         else:
             code = "TS212" if (mode and side == "consumer") else ("TS208" if side == "consumer" else "TS209")
+            op = "release" if side == "consumer" else "commit"
+            fix = None if mode else insert_call(last[1].range, op, before=False,
+                                                title=f"Insert {op}() after this work on '{r.label}'")
             out.append(_Finding(code, f"Task '{task.name}' Combined (Head/Loop/Tail) schedule is missing "
                                 f"{close_st} after {work_st} group for resource '{r.label}'", last[1].range,
-                                [Related(e.range, "the unclosed work starts here")] if last is not first else ()))
+                                [Related(e.range, "the unclosed work starts here")] if last is not first else (),
+                                fix=fix))
     return out
 
 
