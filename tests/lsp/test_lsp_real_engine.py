@@ -87,3 +87,23 @@ async def test_hover_schedule_and_noqa_on_an_example(tmp_path):
         assert (target.code, target.range.start.line) not in \
             {(d.code, d.range.start.line) for d in after.items}
         assert len(after.items) == len(report.items) - 1
+
+
+async def test_release_before_dma_fix_is_offered_as_preferred_quick_fix(tmp_path):
+    """TS215 from the real engine carries a safe fix; the editor offers it as preferred."""
+    name = "05_release_before_mma.py"
+    path = tmp_path / name
+    shutil.copy(ROOT / "examples" / "bad" / name, path)
+    async with session(root=tmp_path, real=True, init={"debounceMs": 0}) as client:
+        open_doc(client, path.as_uri(), path.read_text())
+        pub = await wait_for(lambda: published_for(client, path.as_uri()), timeout=120)
+        (diag,) = [d for d in pub[-1].diagnostics if d.code == "TS215"]
+        actions = await client.text_document_code_action_async(types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(path.as_uri()), range=diag.range,
+            context=types.CodeActionContext(diagnostics=[diag]))) or []
+        fixes = [a for a in actions if isinstance(a, types.CodeAction) and "release after" in a.title]
+        assert len(fixes) == 1 and fixes[0].is_preferred
+        edit = fixes[0].edit
+        edits = list(edit.document_changes[0].edits) if edit.document_changes else list(edit.changes[path.as_uri()])
+        assert len(edits) == 2                       # delete the early release, insert it after the MMA
+        assert any(e.new_text.strip().startswith("smem_ab.release()") for e in edits)
