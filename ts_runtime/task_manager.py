@@ -90,6 +90,7 @@ class TaskManager:
         graph_rng = args.get("resource_dependency_graph", self._ts_range)
         for i, (down, ups) in enumerate(items):
             ent = entries[i] if len(entries) == len(items) else None
+            kernel.graph_keys.append((id(down), ent[2] if ent is not None else graph_rng))
             for j, up in enumerate(ups or ()):
                 rng = graph_rng
                 if ent is not None:

@@ -220,6 +220,7 @@ class KernelMixin:
                 ent = entries[i] if len(entries) == len(items) else None
                 if not isinstance(down, ResourceObj) or not isinstance(ups, (list, tuple, set, frozenset)):
                     continue
+                kernel.graph_keys.append((down.rid, ent[0] if ent is not None else graph_rng))
                 for j, up in enumerate(ups):
                     if not isinstance(up, ResourceObj):
                         continue

@@ -245,6 +245,7 @@ class KernelModel:
     resources: dict = field(default_factory=dict)   # rid -> ResourceModel
     tasks: list = field(default_factory=list)       # [TaskModel]
     graph: list = field(default_factory=list)       # [GraphEdge]
+    graph_keys: list = field(default_factory=list)  # [(downstream rid, range of the key)], empty lists too
     graph_given: bool = True
     options: ManagerOptions = field(default_factory=ManagerOptions)
     smem_allocator: Optional[AllocatorModel] = None

@@ -80,10 +80,16 @@ class UnusedGraphDownstream(Rule):
 
     def check(self, kernel):
         used = _used(kernel)
-        for rid, edge in _first_edges(kernel, "downstream").items():
+        firsts = _first_edges(kernel, "downstream")
+        for rid, edge in firsts.items():
             if rid not in used:
                 yield self.diag(f"resource_dependency_graph: downstream resource '{kernel.name(rid)}' is not "
                                 "used by any task", edge.range)
+        for rid, rng in getattr(kernel, "graph_keys", ()):   # keys with an empty upstream list
+            if rid not in firsts and rid not in used:
+                firsts[rid] = None
+                yield self.diag(f"resource_dependency_graph: downstream resource '{kernel.name(rid)}' is not "
+                                "used by any task", rng)
 
 
 @register
