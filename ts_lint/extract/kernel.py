@@ -213,6 +213,8 @@ class KernelMixin:
                     reasons.append(f"resource '{o.attrs.get('name', '?')}': {o.uncertain}")
                 if getattr(o, "failed", False):
                     reasons.append(f"resource '{o.attrs.get('name', '?')}' failed")
+            for t in tasks:
+                self._probe_domain(t, call)
             kernel = KernelModel(resources=resources, tasks=[t.model for t in tasks], options=options,
                                  range=rng, arg_ranges=arg_ranges)
             entries = self._dict_entries(call)
@@ -284,6 +286,26 @@ class KernelMixin:
             ctx.emit(d)
 
     # ------------------------------------------------------------------ graph entry ranges
+    def _probe_domain(self, task, call):
+        """As at run time (TaskManager._probe_domain): a dynamic domain end is probed with
+        tile (0, 0, 0). An int makes the checkers exact; a traced value is RUNTIME (the
+        documented fallback, TS814); what ts-lint cannot evaluate stays UNKNOWN."""
+        from ts_runtime.model.values import RUNTIME
+        low = getattr(getattr(task, "model", None), "lowered", None)
+        if low is None or not low.dynamic_domain or not isinstance(task, TaskObj):
+            return
+        _cls, fn = task.cls.lookup("get_domain")
+        if fn is None:
+            return
+        try:
+            value = self.it.call(fn, [task, (0, 0, 0)], {}, call)
+        except Exception:
+            return
+        if is_static_int(value):
+            low.domain_probe = value
+        elif value is RUNTIME:
+            low.domain_probe = RUNTIME
+
     def _dict_entries(self, call):
         """locate.dict_entries: [(key range, [value ranges])] of the graph dict literal.
 
