@@ -15,7 +15,9 @@ from oracle_batch import reference_verdicts
 pytestmark = pytest.mark.reference
 
 RULES = load_all()
-CASES = [(code, kind, i, src) for code, rule in sorted(RULES.items())
+# ts-only rules (reference_checks_at == "never", e.g. the Hopper TmaWgmma rules) use
+# constructs the reference does not have, so they are not asked
+CASES = [(code, kind, i, src) for code, rule in sorted(RULES.items()) if rule.reference_checks_at != "never"
          for kind, progs in (("valid", rule.VALID), ("invalid", rule.INVALID))
          for i, src in enumerate(progs)]
 

@@ -22,7 +22,7 @@ from typing import List
 from ts_runtime.diagnostics import Diagnostic
 from ts_runtime.source import SourceRange
 
-__all__ = ["Analysis", "analyze_source", "lint_source", "lint_file"]
+__all__ = ["Analysis", "AnalysisCache", "analyze_source", "lint_source", "lint_file", "clear_caches"]
 
 
 @dataclass
@@ -31,6 +31,23 @@ class Analysis:
     kernels: list = field(default_factory=list)          # [KernelModel]
     unknowns: List[Diagnostic] = field(default_factory=list)
     kernel_roots: List[str] = field(default_factory=list)  # root function of each kernel
+    # True when findings were reused from an `AnalysisCache` and moved to new lines: the
+    # kernel models (and their ranges) are then those of the earlier text; analyse again
+    # without a cache when models are needed
+    kernels_stale: bool = False
+
+
+def AnalysisCache(max_entries: int = 512):
+    """A cache for `analyze_source(..., cache=)`: findings of unchanged parts of a module
+    are reused when it is analysed again (ts_lint.incremental)."""
+    from .incremental import AnalysisCache as _Cache
+    return _Cache(max_entries)
+
+
+def clear_caches() -> None:
+    """Forgets the parsed statements kept between calls (ts_lint.extract.source.UNITS)."""
+    from .extract.source import clear_cache
+    clear_cache()
 
 
 def _sort_key(d: Diagnostic):
@@ -49,20 +66,23 @@ def _dedupe(diags) -> list:
 
 
 def analyze_source(source: str, path: str = "<string>", *, explain_unknown: bool = False,
-                   run_checker: bool = True) -> Analysis:
+                   run_checker: bool = True, cache=None) -> Analysis:
+    """Findings, kernel models and unresolved values of one module. With `cache` (an
+    `AnalysisCache`, e.g. one per open document), the findings of the parts of the module
+    whose text did not change since an earlier call are reused (same results as without)."""
     import gc
     # parsing builds tens of thousands of short-lived objects: the cyclic collector would
     # spend a third of the time scanning them (any cycles are collected after the call)
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(source, path, explain_unknown, run_checker)
+        return _analyze(source, path, explain_unknown, run_checker, cache)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool) -> Analysis:
+def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool, cache=None) -> Analysis:
     from ts_runtime.source import register_source
     register_source(path, source)      # rules that attach fixes read the analysed text
     from .extract.context import make
@@ -73,6 +93,13 @@ def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool) -
             src = SourceFile(source, path)
         except cst.ParserSyntaxError as e:
             return Analysis([_syntax_error(source, path, e)], [], [])
+        if cache is not None and src.segments:
+            from .incremental import analyze_incremental
+            result = analyze_incremental(
+                src, path, explain_unknown, run_checker, cache,
+                lambda d, u, k, r: _finish(d, u, k, r, explain_unknown))
+            if result is not None:
+                return result
         return _extract(src, path, explain_unknown, run_checker)
     except RecursionError:
         d = make("TS999", "internal error: the file is nested too deeply to analyse", SourceRange(path, 1, 0))
@@ -121,19 +148,24 @@ def _extract(src, path, explain_unknown, run_checker) -> Analysis:
     if ctx.tasks_built and not ctx.kernels:
         ctx.unknown(ctx.tasks_built[0].range, "tasks are built but no TaskManager(...) call was analysed "
                     "for them: only capture, task and object checks ran", "manager")
-    diags = _dedupe(ctx.diagnostics)
-    unknowns = _dedupe(ctx.unknowns)
+    return _finish(ctx.diagnostics, ctx.unknowns, ctx.kernels, ctx.kernel_roots, explain_unknown)
+
+
+def _finish(diagnostics, unknowns, kernels, kernel_roots, explain_unknown) -> Analysis:
+    diags = _dedupe(diagnostics)
+    unknowns = _dedupe(unknowns)
     if explain_unknown:
         diags = _dedupe(diags + unknowns)
     diags.sort(key=_sort_key)
     unknowns.sort(key=_sort_key)
-    return Analysis(diags, list(ctx.kernels), unknowns, list(ctx.kernel_roots))
+    return Analysis(diags, list(kernels), unknowns, list(kernel_roots))
 
 
 def lint_source(source: str, path: str = "<string>", *, explain_unknown: bool = False,
-                run_checker: bool = True) -> List[Diagnostic]:
+                run_checker: bool = True, cache=None) -> List[Diagnostic]:
     """Findings of one module's source (sorted by position)."""
-    return analyze_source(source, path, explain_unknown=explain_unknown, run_checker=run_checker).diagnostics
+    return analyze_source(source, path, explain_unknown=explain_unknown, run_checker=run_checker,
+                          cache=cache).diagnostics
 
 
 def read_source(path: str) -> str:

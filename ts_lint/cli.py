@@ -42,7 +42,7 @@ _PLACEHOLDER_PATHS = ("<unknown>", "<string>", "")
 class FileResult:
     path: str
     diagnostics: List[Diagnostic] = field(default_factory=list)
-    kernels: list = field(default_factory=list)
+    kernels: Optional[list] = field(default_factory=list)
 
 
 def _debug() -> bool:
@@ -104,8 +104,12 @@ def _normalize(d: Diagnostic, path: str) -> Diagnostic:
 
 
 def check_source(source: str, path: str, settings: Settings = Settings(), *, api=None,
-                 analyze: bool = False) -> FileResult:
-    """Lints one source with `settings`; never raises (failures become TS999)."""
+                 analyze: bool = False, cache=None) -> FileResult:
+    """Lints one source with `settings`; never raises (failures become TS999).
+
+    `cache` (`ts_lint.api.AnalysisCache`, with `analyze`): reuse the findings of the parts
+    of the module that did not change since the last call with the same cache; the result
+    is the same. `kernels` is then None when the models are those of an earlier text."""
     result = FileResult(path)
     raw: List[Diagnostic] = []
     try:
@@ -113,11 +117,15 @@ def check_source(source: str, path: str, settings: Settings = Settings(), *, api
             api = _load_api()
         kwargs = dict(explain_unknown=settings.explain_unknown, run_checker=settings.checker)
         if analyze and hasattr(api, "analyze_source"):
+            if cache is not None and _accepts(api.analyze_source, "cache"):
+                kwargs["cache"] = cache
             analysis = api.analyze_source(source, path, **kwargs)
             raw = list(analysis.diagnostics)
             if settings.explain_unknown:
                 raw.extend(u for u in getattr(analysis, "unknowns", ()) or () if u not in raw)
             result.kernels = list(getattr(analysis, "kernels", ()) or ())
+            if getattr(analysis, "kernels_stale", False):
+                result.kernels = None
         else:
             raw = list(api.lint_source(source, path, **kwargs))
     except Exception as exc:
@@ -141,6 +149,15 @@ def check_source(source: str, path: str, settings: Settings = Settings(), *, api
 
 def _sort_key(d: Diagnostic):
     return (d.range.line, d.range.column, d.code, d.message)
+
+
+def _accepts(fn, name: str) -> bool:
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
 
 
 def check_file(path: Path, display: str, settings: Settings, *, api=None,

@@ -18,6 +18,7 @@ A source that cannot be tokenized to the end keeps the directives read before th
 """
 from __future__ import annotations
 
+import bisect
 import io
 import re
 import tokenize
@@ -77,7 +78,35 @@ class Suppressions:
 
 
 def _comments(source: str):
-    """(line, column, text, line_text) of every comment token, up to a tokenize error."""
+    """(line, column, text, line_text) of every comment token, up to a tokenize error.
+
+    Only the parts of the file that contain "noqa" are tokenized: the file is cut before
+    top-level statements (ts_lint.extract.source.split_chunks, cached), where tokenizing
+    can start afresh; a file that cannot be cut (a syntax error) is tokenized whole."""
+    if "\r" not in source:
+        try:
+            from .extract.source import split_chunks
+            chunks = split_chunks(source)
+        except Exception:       # pragma: no cover - never let suppressions fail on this
+            chunks = None
+        if chunks is not None:
+            # the lines that mention noqa, then the chunks that hold them
+            hits, pos, line = [], 0, 0
+            for m in _ANY_NOQA.finditer(source):
+                line += source.count("\n", pos, m.start())
+                pos = m.start()
+                hits.append(line)          # 0-based
+            offsets = [off for off, _c, _t in chunks]
+            wanted = sorted({bisect.bisect_right(offsets, h) - 1 for h in hits})
+            out = []
+            for k in wanted:
+                off, _chunk, text = chunks[k]
+                out.extend((line + off, col, t, lt) for line, col, t, lt in _tokenize_comments(text))
+            return out
+    return _tokenize_comments(source)
+
+
+def _tokenize_comments(source: str):
     out = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
@@ -97,8 +126,13 @@ def _codes(m: "re.Match", offset: int) -> Tuple[Optional[Tuple[str, ...]], Tuple
     return tuple(s[0] for s in spans), spans
 
 
+_ANY_NOQA = re.compile(r"noqa", re.I)
+
+
 def parse_suppressions(source: str) -> Suppressions:
     sup = Suppressions()
+    if not _ANY_NOQA.search(source):
+        return sup           # every directive contains "noqa": no need to tokenize the file
     file_codes = set()
     for line, col, text, line_text in _comments(source):
         for m in _FILE.finditer(text):

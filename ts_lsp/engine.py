@@ -73,11 +73,14 @@ class FileOptions:
 
 
 class Engine:
+    MAX_CACHED_DOCUMENTS = 8
+
     def __init__(self, api_module: str = "ts_lint.api"):
         self.api_module = api_module
         self._api = None
         self._lock = threading.Lock()
         self._resolvers: Dict[Any, Any] = {}
+        self._caches: Dict[str, Any] = {}       # document path -> AnalysisCache
 
     # ---------------------------------------------------------------- loading
     def api(self):
@@ -160,9 +163,14 @@ class Engine:
         name = path or "<string>"
         check = _optional("ts_lint.cli", "check_source")
         if check is not None and opts.settings is not None:
+            kw: Dict[str, Any] = {}
+            cache = self.analysis_cache(name, api)
+            if cache is not None and "cache" in _parameters(check):
+                kw["cache"] = cache
             res = check(source, name, opts.settings, api=api,
-                        analyze=hasattr(api, "analyze_source"))
-            kernels = list(res.kernels) if hasattr(api, "analyze_source") else None
+                        analyze=hasattr(api, "analyze_source"), **kw)
+            kernels = list(res.kernels) if hasattr(api, "analyze_source") and res.kernels is not None \
+                else None
             return LintResult(_sorted(res.diagnostics), problems, kernels)
         fn = api.lint_source
         kwargs: Dict[str, Any] = {"explain_unknown": opts.explain_unknown,
@@ -175,6 +183,28 @@ class Engine:
         if sup is not None and apply is not None:
             diags = apply(diags, sup(source), name, enabled=opts.enabled)
         return LintResult(_sorted(diags), problems)
+
+    def analysis_cache(self, name: str, api=None):
+        """The incremental-analysis cache of one document (`ts_lint.api.AnalysisCache`):
+        re-linting an edited file re-analyses only the statements whose text changed and
+        what depends on them (same findings as a full lint). None for an engine without it."""
+        api = api or self.api()
+        factory = getattr(api, "AnalysisCache", None)
+        if factory is None:
+            return None
+        with self._lock:
+            cache = self._caches.pop(name, None)
+            if cache is None:
+                cache = factory()
+            self._caches[name] = cache           # most recently used last
+            while len(self._caches) > self.MAX_CACHED_DOCUMENTS:
+                self._caches.pop(next(iter(self._caches)))
+            return cache
+
+    def forget(self, path: Optional[str]) -> None:
+        """Drops the incremental-analysis cache of a closed document."""
+        with self._lock:
+            self._caches.pop(path or "<string>", None)
 
     def analyze(self, source: str, path: Optional[str]):
         """`ts_lint.api.analyze_source` (diagnostics, kernels, unknowns), or None if missing."""

@@ -148,8 +148,16 @@ class TSAttributeError(AttributeError):
         self.diagnostics = list(diagnostics)
 
 
+class TSNotImplementedError(NotImplementedError):
+    """NotImplementedError carrying diagnostics (an input ts codegen cannot lower, TS906)."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()):
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
 _EXC = {TypeError: TSTypeError, AssertionError: TSAssertionError, RuntimeError: TSRuntimeError,
-        ValueError: TSValueError, AttributeError: TSAttributeError}
+        ValueError: TSValueError, AttributeError: TSAttributeError, NotImplementedError: TSNotImplementedError}
 
 
 def raise_finding(code: str, exc_type: type, message: str, range: Optional[SourceRange] = None):

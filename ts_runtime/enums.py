@@ -33,6 +33,10 @@ class PipelineType(enum.Enum):
     AsyncUmma = "AsyncUmma"
     UmmaUmma = "UmmaUmma"
     ClcFetchAsync = "ClcFetchAsync"
+    # ts extension (Hopper, not in the reference): TMA producer, wgmma warpgroup consumer
+    # whose release first waits (wgmma.wait_group) for the wgmma reading the stage
+    # (docs/hopper.md).
+    TmaWgmma = "TmaWgmma"
 
     @property
     def producer_kind(self) -> str:
@@ -41,17 +45,21 @@ class PipelineType(enum.Enum):
 
     @property
     def consumer_kind(self) -> str:
+        if self.value.endswith("Wgmma"):
+            return "wgmma"
         return "umma" if self.value.endswith("Umma") else "async"
 
     @property
     def hardware_producer(self) -> bool:
         """Producer is a DMA / tensor-core / CLC engine (TMA, UMMA, CLC), not threads."""
         return self in (PipelineType.TmaAsync, PipelineType.TmaUmma, PipelineType.UmmaAsync,
-                        PipelineType.UmmaUmma, PipelineType.ClcFetchAsync)
+                        PipelineType.UmmaUmma, PipelineType.ClcFetchAsync, PipelineType.TmaWgmma)
 
     @property
     def hardware_consumer(self) -> bool:
-        """Consumer reads asynchronously after release (tensor cores): a DMA consumer."""
+        """Consumer reads asynchronously after release (tensor cores): a DMA consumer.
+
+        TmaWgmma is not one: its release waits for the wgmma reads first (docs/hopper.md)."""
         return self in (PipelineType.TmaUmma, PipelineType.AsyncUmma, PipelineType.UmmaUmma)
 
 

@@ -350,6 +350,22 @@ class PipelineConfig:
                          consumer_signaling_threads=consumer_signaling_threads, barrier_ptr=barrier_ptr)
 
     @classmethod
+    def create_tma_wgmma_pipeline_cfg(cls, num_stages, num_bytes, producer_group, consumer_group,
+                                      cta_layout_vmnk=None, producer_signaling_threads=SignalingThreads.All,
+                                      consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None,
+                                      advance_on_wait=False, mcast_mode_mn=(1, 1), num_bytes_per_warp_per_cta=None):
+        """ts extension (Hopper, not in the reference): TMA fills a stage, a wgmma warpgroup
+        reads it; `release()` first waits for the wgmma groups reading the stage
+        (`wgmma.wait_group`), then arrives like a TmaAsync consumer (docs/hopper.md).
+        A lagged release (the wgmma task holds two stages) needs `advance_on_wait=True`."""
+        return cls._make(num_stages=num_stages, num_bytes=num_bytes, producer_group=producer_group,
+                         consumer_group=consumer_group, pipeline_type=PipelineType.TmaWgmma,
+                         cta_layout_vmnk=cta_layout_vmnk, producer_signaling_threads=producer_signaling_threads,
+                         consumer_signaling_threads=consumer_signaling_threads, barrier_ptr=barrier_ptr,
+                         advance_on_wait=advance_on_wait, mcast_mode_mn=mcast_mode_mn,
+                         num_bytes_per_warp_per_cta=num_bytes_per_warp_per_cta)
+
+    @classmethod
     def create_clc_fetch_async_pipeline_cfg(cls, num_stages, num_bytes, producer_group, consumer_group,
                                             cta_layout_vmnk, producer_signaling_threads=SignalingThreads.CtaLeader,
                                             consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None):
@@ -567,3 +583,12 @@ class WorkQueue(MemoryResource):
 
     def skip_work_tile_if(self, work_tile):
         return False
+
+
+def __getattr__(name: str):
+    # `from ...resources import PipelineGroup` works with the reference (lazy, to avoid
+    # the import cycle with pipeline_group); offer the same.
+    if name == "PipelineGroup":
+        from .pipeline_group import PipelineGroup
+        return PipelineGroup
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -152,7 +152,9 @@ class ResourceProxy:
         object.__setattr__(self, "_b", builder)
 
     def __getattr__(self, attr):
-        if attr.startswith("__"):
+        # Private names are never work methods; the DSL probes them (`_mutable_ref`) with
+        # hasattr()/getattr(default) on every call argument, as the reference expects.
+        if attr.startswith("_"):
             raise AttributeError(attr)
         obj, b, ref = self._obj, self._b, self._ref
         res = b.resources[ref.resource]
@@ -165,6 +167,8 @@ class ResourceProxy:
         if b.resolve(ref, attr, rng) is None:
             d = b.diagnostics[-1]
             if d.code == "TS224":
+                # The exception carries the finding: a caught probe (hasattr) leaves no error.
+                b.diagnostics.remove(d)
                 raise TSAttributeError(f"TS224: {d.message} ({d.range})", [d])
             raise ScheduleError(f"{d.code}: {d.message} ({d.range})", [d])
 

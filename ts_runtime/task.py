@@ -106,8 +106,21 @@ class Task:
     def make_task_cache(self):
         return None
 
-    def is_selected(self, warp_idx):
-        return self.warp_start <= warp_idx < self.warp_end
+    def is_selected(self, warp_idx=None):
+        """True when the (given or current) warp runs this task, as the reference's
+        `Task.is_selected()`; inside a kernel without `warp_idx` it reads the warp index
+        (and the CTA rank for `run_only_on_cta_id`) and returns a device predicate."""
+        if warp_idx is not None:
+            return self.warp_start <= warp_idx < self.warp_end
+        import cutlass.cute as cute
+        from .codegen.control import logical_and
+        from .codegen.runtime import _warp_predicate
+        warp = cute.arch.make_warp_uniform(cute.arch.warp_idx())
+        pred = _warp_predicate(warp, self.warp_start, self.warp_end - self.warp_start)
+        if self.run_only_on_cta_id is not None:
+            rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())
+            pred = logical_and(pred, rank == self.run_only_on_cta_id)
+        return pred
 
     def run(self):
         from .codegen.task_runner import run_task

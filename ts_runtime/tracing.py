@@ -239,4 +239,6 @@ def allocator_model(alloc, space: str):
     out = AllocatorModel(space, data, barriers, allocs, getattr(alloc, "_ts_range", UNKNOWN_RANGE))
     if hasattr(alloc, "model"):   # alias groups, for the allocator usage report
         out.alias_groups = alloc.model().alias_groups
+    if space == "smem":
+        out.groups = [id(g) for g in getattr(alloc, "groups", [])]
     return out

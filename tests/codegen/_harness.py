@@ -59,3 +59,31 @@ def run_script(script: str, *, env: dict | None = None, timeout: float = 600):
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):]), proc
     return None, proc
+
+
+_NVDISASM_PROBE = r'''
+import json
+try:
+    from cutlass.base_dsl.env_manager import _find_nvdisasm_binary
+except ImportError:
+    import shutil
+    found, why = shutil.which("nvdisasm"), "nvdisasm is not on PATH"
+else:
+    try:
+        found, why = _find_nvdisasm_binary(), ""
+    except Exception as exc:
+        found, why = None, str(exc).splitlines()[0]
+print("RESULT " + json.dumps([found, why]))
+'''
+
+
+@functools.lru_cache(maxsize=1)
+def nvdisasm_status():
+    """(path or None, why not): the nvdisasm the CuTe DSL would use for CUTE_DSL_KEEP=sass
+    (the `nvidia-cuda-nvdisasm` wheel of the `sass` extra, or a CUDA toolkit's)."""
+    if cutlass_python() is None:
+        return None, "nvidia-cutlass-dsl is not installed"
+    result, proc = run_script(_NVDISASM_PROBE, timeout=180)
+    if result is None:
+        return None, f"nvdisasm probe failed: {proc.stderr[-300:]}"
+    return result[0], result[1] or "nvdisasm not found"

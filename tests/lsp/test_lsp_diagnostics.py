@@ -48,7 +48,9 @@ async def test_push_debounces_a_burst_and_reports_the_last_version(tmp_path):
         await wait_for(lambda: published_for(client, uri)[-1].version == 11, what="v11")
         await asyncio.sleep(0.4)
         versions = [p.version for p in published_for(client, uri)]
-        assert versions == [1, 11]
+        # the first edit after a quiet spell is linted at once (leading edge; its report is
+        # published unless v3.. arrived first and made it stale), the rest of the burst once
+        assert versions in ([1, 11], [1, 2, 11])
         assert len(published_for(client, uri)[-1].diagnostics) == 10
 
 
@@ -107,15 +109,19 @@ async def test_pull_waits_out_the_debounce_and_save_mode_keeps_the_saved_report(
         open_doc(client, uri, "x = 1\n")
         await pull(client, uri)
         loop = asyncio.get_running_loop()
-        change_full(client, uri, 2, "bad_call(1)\n")
+        # a burst (the second edit within debounceMs of the first) waits out the delay;
+        # an isolated edit would be linted at once
+        change_full(client, uri, 2, "bad_call(0)\n")
+        change_full(client, uri, 3, "bad_call(1)\n")
         t0 = loop.time()
         report = await pull(client, uri)
         assert loop.time() - t0 >= 0.25 and len(report.items) == 1
         # a change within the delay cancels the waiting request
-        change_full(client, uri, 3, "bad_call(1)\nbad_call(2)\n")
+        change_full(client, uri, 4, "bad_call(1)\nbad_call(3)\n")
+        change_full(client, uri, 5, "bad_call(1)\nbad_call(2)\n")
         request = asyncio.ensure_future(pull(client, uri))
         await asyncio.sleep(0.1)
-        change_full(client, uri, 4, "warn_here\n")
+        change_full(client, uri, 6, "warn_here\n")
         with pytest.raises(JsonRpcException):
             await request
         assert [d.code for d in (await pull(client, uri)).items] == ["TS127"]

@@ -3,7 +3,8 @@
 Heavy to set up (see /work/shared/editors.md), so it runs only when these are given:
 TS_CODE_SERVER (a built code-server package folder), TS_PLAYWRIGHT (a folder whose
 node_modules has playwright-core) and a packaged extension (TS_VSIX, default
-editors/vscode/ts-lsp-0.1.0.vsix from `npx @vscode/vsce@3.9.2 package`).
+editors/vscode/ts-lsp-0.1.0.vsix from `npm run package`); editors/vscode/test/setup-code-server.sh
+builds the first two (see docs/ts-lsp.md, Development).
 """
 from __future__ import annotations
 

@@ -226,9 +226,10 @@ def test_role_errors_absorb_the_routing_consequence():
 
 
 @pytest.mark.parametrize("code", ["TS316", "TS317", "TS327"])
-def test_codegen_phase_rules_are_declared_open(code):
+def test_codegen_phase_rules_are_implemented_by_codegen(code):
+    # reported while the kernel is traced; programs: tests/codegen/test_codegen_rules.py
     r = RULES[code]
-    assert r.phase == "codegen" and r.open_reason
+    assert r.phase == "codegen" and r.open_reason is None
 
 
 def test_declared_capture_rules_have_phases_and_exceptions():

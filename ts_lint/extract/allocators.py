@@ -108,8 +108,15 @@ class AllocatorsMixin:
         a, g = args[0], (args[1] if len(args) > 1 else kwargs.get("group", UNKNOWN))
         if not isinstance(g, ResourceObj):
             a.uncertain = a.uncertain or "a pipeline group could not be resolved"
+            a.groups_unknown = True
             return None
         if g.attrs.get("pipeline_config") is None and getattr(g, "merged", None) is None:
+            if getattr(g, "uncertain", None) or getattr(g, "failed", False):
+                a.groups_unknown = True
+                # members / mode not resolved (e.g. configs built under an unknown
+                # const_expr branch), or the group already reported: not a missing config
+                a.uncertain = a.uncertain or g.uncertain or "a pipeline group could not be resolved"
+                return None
             self.ctx.report("TS706", "PipelineGroup has no pipeline_config", self._r(call))
             return None
         if g not in a.groups:
@@ -255,4 +262,6 @@ class AllocatorsMixin:
         if hasattr(out, "alias_groups"):
             out.alias_groups = [[[m(x) for x in ph if isinstance(x, AllocationVal)] for ph in g]
                                 for g in a.alias_groups]
+        if space == "smem" and not getattr(a, "groups_unknown", False):
+            out.groups = [g.rid for g in a.groups]
         return out

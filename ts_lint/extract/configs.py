@@ -24,6 +24,7 @@ _FACTORIES = {
         num_bytes=0, umma_consumer_producer_op="producer_op")),
     "create_umma_umma_pipeline_cfg": (E.PipelineType.UmmaUmma, dict(num_bytes=0)),
     "create_clc_fetch_async_pipeline_cfg": (E.PipelineType.ClcFetchAsync, {}),
+    "create_tma_wgmma_pipeline_cfg": (E.PipelineType.TmaWgmma, {}),     # ts extension (Hopper)
 }
 
 _CONFIG_FIELDS = [f.name for f in dataclasses.fields(__import__(

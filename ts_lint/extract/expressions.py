@@ -399,6 +399,8 @@ class ExpressionsMixin:
     def getitem(self, base, key, node=None):
         if base is RUNTIME:
             return RUNTIME
+        if getattr(base, "qualname", None) == "cutlass.cute.compile" and not isinstance(base, QualRef):
+            return base       # cute.compile[cute.FrontendNext, ...](f, ...) compiles (calls) f too
         if isinstance(base, DataFlowToken):
             cap = base.cap
             if cap is not None:

@@ -209,10 +209,21 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             else:
                 bound[name] = self.missing_param(func, p)
         if func.is_jit:
+            # At a JIT boundary (the function `cute.compile` compiles, or a `@cute.kernel`
+            # launch) plain Python ints / floats / bools, alone or in tuples, become dynamic
+            # values unless the parameter is annotated `cutlass.Constexpr` (as the DSL does);
+            # a `@cute.jit` helper called from traced code keeps them as Python values.
+            boundary = func.is_kernel or getattr(self, "jit_boundary", None) is func
+            if boundary:
+                self.jit_boundary = None
             for p, kind in params:
-                if p.annotation is not None and kind not in ("var_pos", "var_kw") \
-                        and self.ts.runtime_annotation(p.annotation.annotation, func.closure):
+                if kind in ("var_pos", "var_kw"):
+                    continue
+                ann = p.annotation.annotation if p.annotation is not None else None
+                if ann is not None and self.ts.runtime_annotation(ann, func.closure):
                     bound[p.name.value] = RUNTIME
+                elif boundary and (ann is None or not self.ts.constexpr_annotation(ann, func.closure)):
+                    bound[p.name.value] = _dynamic(bound[p.name.value])
         return bound
 
     def missing_param(self, func: FuncVal, p: cst.Param):
@@ -384,3 +395,14 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                              "statically resolved values)", "control-flow")
         except Budget:
             raise
+
+
+def _dynamic(v):
+    """What a plain Python argument becomes when passed across a JIT boundary."""
+    if isinstance(v, bool) or (isinstance(v, (int, float)) and not isinstance(v, enum.Enum)):
+        return RUNTIME
+    if type(v) is tuple:
+        return tuple(_dynamic(x) for x in v)
+    if type(v) is list:
+        return [_dynamic(x) for x in v]
+    return v

@@ -339,9 +339,12 @@ class KernelMixin:
             return []
         line = it.ctx.pos.line(call)
         cand = None
-        for aline, names_, dnode in index:
+        for aline, names_, dnode, off in index:
             if aline <= line and expr.value in names_ and (cand is None or aline > cand[0]):
-                cand = (aline, dnode)
+                cand = (aline, dnode, off)
+        lookups = getattr(src, "dict_lookups", None)
+        if lookups is not None:     # what the result depends on outside the call's text
+            lookups.append((line, expr.value, cand[0] if cand is not None else None))
         if cand is None:
             return []
         out = []
@@ -349,5 +352,5 @@ class KernelMixin:
             if k is None:
                 continue
             vals = v.elts if isinstance(v, (ast.List, ast.Tuple)) else [v]
-            out.append((src.ast_range(k), [src.ast_range(x) for x in vals]))
+            out.append((src.ast_range(k, cand[2]), [src.ast_range(x, cand[2]) for x in vals]))
         return out

@@ -35,14 +35,15 @@ class _Syntactic:
         computed = st.computed
         start = computed[id(self.start_node)][0] if self.start_node is not None else self.start
         end = computed[id(self.end_node)][1] if self.end_node is not None else st.offset
-        computed[id(self.node)] = (start, end)
+        computed[id(self.node)] = (start, end, st.unit)
         return False
 
 
 class _OffsetState:
     """Duck-typed libcst CodegenState that only counts characters."""
 
-    def __init__(self, module: cst.Module):
+    def __init__(self, module: cst.Module, unit=None):
+        self.unit = unit
         self.default_indent = module.default_indent
         self.default_newline = module.default_newline
         self.provider = None
@@ -52,7 +53,7 @@ class _OffsetState:
         self.indent_len = 0
         self.stack: list = []
         # keyed by id(node): libcst nodes hash with a Python-level __hash__, ints hash in C
-        self.computed: Dict[int, Tuple[int, int]] = {}
+        self.computed: Dict[int, tuple] = {}     # id(node) -> (start, end, unit)
 
     def increase_indent(self, value: str) -> None:
         self.indent_tokens.append(value)
@@ -76,7 +77,7 @@ class _OffsetState:
         start = self.stack.pop()
         key = id(node)
         if key not in self.computed:
-            self.computed[key] = (start, self.offset)
+            self.computed[key] = (start, self.offset, self.unit)
 
     def pop_trailing_newline(self) -> None:
         pass
@@ -85,40 +86,62 @@ class _OffsetState:
         return _Syntactic(self, node, start_node, end_node)
 
 
+class Unit:
+    """One parsed piece of a file (a top-level statement or a function) and the character
+    offsets of its nodes in its own text. Units are immutable and cached by text
+    (ts_lint.extract.source), so the same unit can be placed at different lines in
+    different analyses; a `Positions` maps it to its place in one file."""
+    __slots__ = ("module", "text", "starts", "offsets", "kind", "__weakref__")
+
+    def __init__(self, module: cst.Module, text: str, kind: str = "skeleton"):
+        state = _OffsetState(module, self)
+        module._codegen(state)
+        self.module = module                      # keeps the ids of its nodes valid
+        self.text = text
+        self.kind = kind
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        self.offsets = state.computed             # id(node) -> (start, end, self)
+
+
 class Positions:
     """Node -> SourceRange (same convention as PositionProvider) for one file.
 
-    The file's skeleton module is table 0; function bodies parsed later (ts_lint.extract.
-    source) are added as further tables, each with the line offset of its text in the file.
+    Each parsed unit (the skeleton of a top-level statement, a function body parsed later:
+    ts_lint.extract.source) is placed with the line offset of its text in the file.
     """
 
-    def __init__(self, module: cst.Module, source: str, path: str):
+    def __init__(self, module: cst.Module = None, source: str = "", path: str = "<unknown>"):
         self.path = path
         self.source = source
-        self._offsets: Dict[int, Tuple[int, int, int]] = {}     # id(node) -> (start, end, table)
-        self._tables: list = []        # [(text, line starts, line offset, module)]
-        self.add(module, source, 0)
+        self._offsets: Dict[int, Tuple[int, int, Unit]] = {}     # id(node) -> (start, end, unit)
+        self._line_offset: Dict[int, int] = {}                   # id(unit) -> line offset
+        self._units: list = []                                   # keeps placed units alive
+        if module is not None:
+            self.add(module, source, 0)
 
-    def add(self, module: cst.Module, text: str, line_offset: int) -> None:
-        state = _OffsetState(module)
-        module._codegen(state)
-        t = len(self._tables)
-        # the module is kept so that the ids of its nodes stay valid
-        self._tables.append((text, [0] + [m.end() for m in _NEWLINE.finditer(text)], line_offset, module))
-        self._offsets.update({key: (a, b, t) for key, (a, b) in state.computed.items()})
+    def add(self, module: cst.Module, text: str, line_offset: int) -> Unit:
+        unit = Unit(module, text)
+        self.place(unit, line_offset)
+        return unit
 
-    def _line_col(self, t: int, offset: int) -> Tuple[int, int]:
-        _text, starts, line_offset, _module = self._tables[t]
+    def place(self, unit: Unit, line_offset: int) -> None:
+        self._units.append(unit)
+        self._line_offset[id(unit)] = line_offset
+        self._offsets.update(unit.offsets)
+
+    def _line_col(self, unit: Unit, offset: int) -> Tuple[int, int]:
+        starts = unit.starts
         i = bisect.bisect_right(starts, offset) - 1
-        return i + 1 + line_offset, offset - starts[i]
+        return i + 1 + self._line_offset[id(unit)], offset - starts[i]
 
-    def owner(self, node) -> int:
+    def owner(self, node):
+        """The unit of a node (None for a node of no placed unit)."""
         span = self._offsets.get(id(node))
-        return span[2] if span is not None else -1
+        return span[2] if span is not None else None
 
     def offsets(self, node) -> Tuple[int, int]:
-        """(start, end) character offsets in the node's own text (for ordering within a table)."""
-        a, b, t = self._offsets[id(node)]
+        """(start, end) character offsets in the node's own text (for ordering within a unit)."""
+        a, b, _u = self._offsets[id(node)]
         return a, b
 
     def range(self, node) -> SourceRange:
@@ -136,7 +159,7 @@ class Positions:
         span = self._offsets.get(id(node))
         if span is None:
             return ""
-        return self._tables[span[2]][0][span[0]:span[1]]
+        return span[2].text[span[0]:span[1]]
 
     def line_range(self, node) -> SourceRange:
         """Range with the node's start line, column 0 and no end (a `co_firstlineno` range)."""

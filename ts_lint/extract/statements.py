@@ -240,7 +240,8 @@ class StatementsMixin:
 
     # ------------------------------------------------------------------ control flow
     def _x_if(self, node: cst.If, scope):
-        t = truth(self.eval(node.test, scope))
+        cond = self.eval(node.test, scope)
+        t = truth(cond)
         if t is True:
             self.exec_block(node.body, scope)
         elif t is False:
@@ -248,8 +249,44 @@ class StatementsMixin:
                 self._x_if(node.orelse, scope)
             elif isinstance(node.orelse, cst.Else):
                 self.exec_block(node.orelse.body, scope)
+        elif cond is RUNTIME and self.capture is None and self.frame is not None \
+                and getattr(self.frame.func, "is_jit", False) and self._x_if_traced(node, scope):
+            return
         else:
             self.skip(node, scope, node.test, "condition")
+
+    def _x_if_traced(self, node: cst.If, scope) -> bool:
+        """A dynamic `if` in JIT code: the DSL traces both branches (their side effects
+        both happen); a name the branches bind differently is RUNTIME / UNKNOWN after it.
+        False (nothing to undo but the bindings) when a branch leaves by return/break."""
+        before = dict(scope.vars)
+        try:
+            self.exec_block(node.body, scope)
+            then_vars = dict(scope.vars)
+            scope.vars.clear()
+            scope.vars.update(before)
+            if isinstance(node.orelse, cst.If):
+                self._x_if(node.orelse, scope)
+            elif isinstance(node.orelse, cst.Else):
+                self.exec_block(node.orelse.body, scope)
+        except (_Return, _Break, _Continue, _LoopUnknown):
+            scope.vars.clear()
+            scope.vars.update(before)
+            return False
+        missing = object()
+        for name in set(then_vars) | set(scope.vars):
+            a, b = then_vars.get(name, missing), scope.vars.get(name, missing)
+            if a is b:
+                continue
+            try:
+                same = is_concrete(a) and is_concrete(b) and type(a) is type(b) and a == b
+            except Exception:
+                same = False
+            if same:
+                continue
+            scope.vars[name] = RUNTIME if any(x is RUNTIME for x in (a, b)) and all(
+                x is RUNTIME or isinstance(x, (int, float, bool)) for x in (a, b)) else UNKNOWN
+        return True
 
     def skip(self, node, scope, cond_node, what: str):
         """Does not run `node` (unknown condition / iterable): what it assigns becomes UNKNOWN."""

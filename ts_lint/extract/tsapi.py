@@ -234,6 +234,8 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             return _b(short, lambda i, a, k, c: RUNTIME, qualname)
         if qualname in ("cutlass.cute.jit", "cutlass.cute.kernel", "cutlass.jit", "cutlass.kernel",
                         "cutlass.dsl_user_op", "cutlass.cute.struct"):
+            if qualname in ("cutlass.cute.kernel", "cutlass.kernel"):
+                return _b(short, self._kernel_decorator, qualname)
             return _b(short, self._jit_decorator, qualname)
         if qualname == "cutlass.cute.compile":
             return _b("compile", self._cute_compile, qualname)
@@ -243,6 +245,12 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         if qualname.startswith("cutlass.cute.arch."):
             return _b(short, lambda i, a, k, c: RUNTIME, qualname)
         return None
+
+    def _kernel_decorator(self, it, args, kwargs, call):
+        out = self._jit_decorator(it, args, kwargs, call)
+        if isinstance(out, FuncVal):
+            out.is_kernel = True
+        return out
 
     def _jit_decorator(self, it, args, kwargs, call):
         if len(args) == 1 and not kwargs and isinstance(args[0], FuncVal):
@@ -256,8 +264,20 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             if isinstance(fn, InstanceVal):
                 fn = it.getattr(fn, "__call__", call)
             if fn is not UNKNOWN:
-                it.call(fn, list(args[1:]), {k: v for k, v in kwargs.items() if k != "options"}, call)
+                # the compiled entry receives its plain Python arguments as dynamic values
+                it.jit_boundary = fn
+                try:
+                    it.call(fn, list(args[1:]), {k: v for k, v in kwargs.items() if k != "options"}, call)
+                finally:
+                    it.jit_boundary = None
         return UNKNOWN
+
+    def constexpr_annotation(self, ann, scope) -> bool:
+        """`cutlass.Constexpr` / `cutlass.Constexpr[...]`: the parameter stays a Python value."""
+        if isinstance(ann, cst.Subscript):
+            ann = ann.value
+        v = self.it.eval(ann, scope)
+        return isinstance(v, QualRef) and v.qualname.split(".")[-1] == "Constexpr"
 
     def star_names(self, mod: str) -> list:
         if N.is_ts_module(mod):

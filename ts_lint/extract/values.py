@@ -95,6 +95,7 @@ class FuncVal:
     owner: Any = None                 # ClassVal that defines it (methods)
     defaults: dict = field(default_factory=dict)     # param name -> default value
     is_jit: bool = False              # @cute.jit / @cute.kernel: annotated params are traced
+    is_kernel: bool = False           # @cute.kernel: a launch turns plain Python values dynamic
     kind: str = "function"            # function | staticmethod | classmethod | property
     first_decorator: Any = None       # libcst node of the first decorator (co_firstlineno)
 

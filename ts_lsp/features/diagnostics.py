@@ -74,6 +74,7 @@ class DiagnosticsFeature:
         self.stats = Stats()
         self._failed: Dict[str, str] = {}
         self._last_change: Dict[str, float] = {}
+        self._burst: Dict[str, bool] = {}      # the last edit came within debounceMs of the one before
         self._saves: Dict[str, int] = {}
 
     # ---------------------------------------------------------------- mode
@@ -87,10 +88,19 @@ class DiagnosticsFeature:
             self._schedule(uri, 0.0)
 
     def changed(self, uri: str) -> None:
-        self._last_change[uri] = asyncio.get_running_loop().time()
+        """Leading- and trailing-edge debounce: an edit after a quiet spell (no edit for
+        `debounceMs`, no lint queued or running) is linted at once, so a single edit shows
+        its diagnostics in engine time; an edit inside a burst restarts the delay, so the
+        burst is linted once, `debounceMs` after its last edit."""
+        now = asyncio.get_running_loop().time()
+        prev = self._last_change.get(uri)
+        self._last_change[uri] = now
         settings = self.server.settings_for(uri)
+        busy = self.debouncer.pending(uri) or self.debouncer.lock(uri).locked()
+        quiet = (prev is None or now - prev >= settings.debounce_s) and not busy
+        self._burst[uri] = not quiet
         if settings.lint_on == "type" and not self.pull:
-            self._schedule(uri, settings.debounce_s)
+            self._schedule(uri, 0.0 if quiet else settings.debounce_s)
 
     def saved(self, uri: str) -> None:
         self._saves[uri] = self._saves.get(uri, 0) + 1
@@ -105,6 +115,7 @@ class DiagnosticsFeature:
         self.reports.pop(uri, None)
         self._failed.pop(uri, None)
         self._last_change.pop(uri, None)
+        self._burst.pop(uri, None)
         self._saves.pop(uri, None)
         if not self.pull:
             self.server.publish(uri, [], None)
@@ -187,8 +198,9 @@ class DiagnosticsFeature:
     async def pull_report(self, params: types.DocumentDiagnosticParams):
         """textDocument/diagnostic: the report of the current text, linted on demand.
 
-        In `lintOn: "type"` mode a request that comes within `debounceMs` of the last edit
-        waits for the rest of that delay; if the text changes meanwhile (or while it is
+        In `lintOn: "type"` mode a request that comes within `debounceMs` of an edit that
+        was itself part of a burst (within `debounceMs` of the edit before) waits for the
+        rest of that delay; an isolated edit is linted at once; if the text changes meanwhile (or while it is
         linted) the request fails with ServerCancelled and `retriggerRequest: true`, and
         the client asks again for the newer text. In `"save"` mode the report of the
         last opened or saved text is answered until the next save.
@@ -204,7 +216,7 @@ class DiagnosticsFeature:
             if settings.lint_on == "type":
                 loop = asyncio.get_running_loop()
                 wait = self._last_change.get(uri, 0.0) + settings.debounce_s - loop.time()
-                if wait > 0:
+                if wait > 0 and self._burst.get(uri, False):
                     await asyncio.sleep(wait)
                     if self.server.snapshot_version(uri) != snap.version:
                         raise _retrigger()

@@ -215,6 +215,13 @@ def if_then(cond, fn: Callable[[], None]):
         scf.yield_([])
 
 
+def unsupported(message: str, range=None):
+    """Raises the coded finding for an input ts codegen cannot lower (TS906, a
+    NotImplementedError carrying the Diagnostic, pointing at the user's source)."""
+    from ..diagnostics import raise_finding
+    raise_finding("TS906", NotImplementedError, message, range)
+
+
 def logical_and(a, b):
     sa, sb = static_value(a), static_value(b)
     if sa is not None:

@@ -15,6 +15,7 @@ cursors (index, phase), interleave lanes, split advancement and gating live in
 | AsyncUmma     | every thread arrives (or cp.async arrive)    | tcgen05.commit (elected thread)         |
 | UmmaUmma      | tcgen05.commit                               | tcgen05.commit                          |
 | ClcFetchAsync | the CLC query completes the transaction      | every thread arrives                    |
+| TmaWgmma      | as TmaAsync                                  | wgmma.wait_group(depth), then as TmaAsync |
 
 Nothing here is tied to Blackwell unless a UMMA side is used: AsyncAsync and TmaAsync
 pipelines emit only mbarrier / elect / TMA-compatible instructions (sm_90a and later).
@@ -32,6 +33,7 @@ from .control import if_then
 __all__ = [
     "TSPipeline", "TSPipelineAsyncAsync", "TSPipelineTmaAsync", "TSPipelineTmaUmma",
     "TSPipelineUmmaAsync", "TSPipelineAsyncUmma", "TSPipelineUmmaUmma", "TSPipelineClcFetchAsync",
+    "TSPipelineTmaWgmma",
     "create_pipeline", "thread_count", "PIPELINE_CLASSES",
 ]
 
@@ -244,6 +246,26 @@ class TSPipelineTmaAsync(TSPipeline):
             if_then(leader, lambda: self.arm_full(state.index))
 
 
+class TSPipelineTmaWgmma(TSPipelineTmaAsync):
+    """Hopper (ts extension, docs/hopper.md): TMA producer as TmaAsync; the consumer is a
+    wgmma warpgroup whose reads of a stage are asynchronous. Before a release arrives on
+    `empty`, every thread of the releasing task runs `wgmma.wait_group(depth)`, with
+    `depth` = the stages the task still holds after this release
+    (`model.derive.wgmma_release_depths`): the wgmma group that read the released stage
+    has then completed (one commit group per waited stage)."""
+    pipeline_type = PipelineType.TmaWgmma
+
+    def before_release(self, emitter, entry):
+        depths = getattr(emitter, "_ts_wgmma_depths", None)
+        if depths is None:
+            depths = emitter._ts_wgmma_depths = {}
+        key = entry.resource
+        if key not in depths:
+            from ..model import derive
+            depths[key] = derive.wgmma_release_depths(emitter.model, key)
+        cute.nvgpu.warpgroup.wait_group(depths[key].get(entry.index, 0))
+
+
 class TSPipelineTmaUmma(TSPipeline):
     pipeline_type = PipelineType.TmaUmma
 
@@ -272,6 +294,7 @@ PIPELINE_CLASSES = {
     PipelineType.AsyncUmma: TSPipelineAsyncUmma,
     PipelineType.UmmaUmma: TSPipelineUmmaUmma,
     PipelineType.ClcFetchAsync: TSPipelineClcFetchAsync,
+    PipelineType.TmaWgmma: TSPipelineTmaWgmma,
 }
 
 

@@ -22,7 +22,7 @@ from ..memory import ResourceContext
 from ..model import derive
 from ..model.registers import default_registers
 from ..model.values import UNKNOWN, is_static_int
-from .control import if_then, logical_and
+from .control import if_then, logical_and, unsupported
 
 
 @dataclass
@@ -118,9 +118,18 @@ def setup_resources_and_tasks(tm):
     ctx = KernelContext(tm, kernel, objects, ResourceContext(smem_base=smem_base, tmem_ptr_i32=tmem_ptr),
                         default_registers(kernel))
     from . import work_queue as wqmod
+    _check_agents(kernel)
     for obj in _creation_order(tm, objects):
         object.__setattr__(obj, "_ts_smem_allocator", alloc)
-        obj.create()
+        try:
+            obj.create()
+        except NotImplementedError as exc:
+            if getattr(exc, "diagnostics", None):
+                raise
+            res = kernel.resources.get(id(obj))
+            p = res.pipeline if res is not None else None
+            unsupported(f"'{getattr(obj, 'name', type(obj).__name__)}': {exc}",
+                        p.range if p is not None else (res.range if res is not None else None))
         if wqmod.is_clc(obj):
             wqmod.response_ptr(obj)       # allocate the response slots here, at the top level
     # consumer release signalling, per pipeline (groups: their shared empty barrier)
@@ -148,6 +157,19 @@ def setup_resources_and_tasks(tm):
     return ctx
 
 
+def _check_agents(kernel):
+    """TS906: cooperative groups of a whole CTA / cluster have no arrival count here."""
+    for res in kernel.resources.values():
+        p = res.pipeline
+        if p is None or res.is_group:
+            continue
+        for side in ("producer", "consumer"):
+            agent = str(getattr(p, f"{side}_agent", "Thread"))
+            if agent.endswith(("ThreadBlock", "ThreadBlockCluster")):
+                unsupported(f"'{res.label}': CooperativeGroup(Agent.{agent.rsplit('.', 1)[-1]}) is not supported "
+                            "by ts codegen (use Agent.Thread or Agent.Warp)", p.at(f"{side}_group"))
+
+
 def _check_task_warp_leader(kernel, rid, res):
     """TS439: a TaskWarpLeader pipeline needs a committing producer task to lead."""
     from ..enums import SignalingThreads
@@ -156,7 +178,8 @@ def _check_task_warp_leader(kernel, rid, res):
             and not derive.producer_leader_warps(kernel, rid):
         from ..diagnostics import raise_finding
         raise_finding("TS439", ValueError, f"TaskWarpLeader pipeline of '{res.label}' did not derive any producer "
-                      "warp leader index (no task commits it)", res.range)
+                      "warp leader index (no task commits it)",
+                      res.pipeline.at("producer_signaling_threads"))
 
 
 def _check_all_thread_release(res, pipe):
@@ -166,7 +189,8 @@ def _check_all_thread_release(res, pipe):
             and (p.producer_agent != "Thread" or p.consumer_agent != "Thread"):
         from ..diagnostics import raise_finding
         raise_finding("TS438", ValueError, f"'{res.label}': all-thread consumer release requires Thread "
-                      "producer/consumer groups", p.range)
+                      "producer/consumer groups", p.at("consumer_group" if p.consumer_agent != "Thread"
+                                                       else "producer_group"))
 
 
 def _warp_predicate(warp, start: int, num: int):
@@ -194,7 +218,9 @@ def run_tasks(tm):
     for task in tm.tasks:
         m = task.model
         if not (is_static_int(m.warp_idx) and is_static_int(m.num_warps)):
-            raise NotImplementedError(f"Task '{task.name}': warp_idx and num_warps must be Python ints for codegen")
+            unsupported(f"Task '{task.name}': warp_idx and num_warps must be Python ints for codegen "
+                        "(the warp ranges select the task's role at trace time)",
+                        m.at("warp_idx" if not is_static_int(m.warp_idx) else "num_warps"))
         pred = _warp_predicate(warp, m.warp_idx, m.num_warps)
         if m.run_only_on_cta_id is not None:
             rank = cute.arch.make_warp_uniform(cute.arch.block_idx_in_cluster())

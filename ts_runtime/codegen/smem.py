@@ -109,7 +109,10 @@ def assign_barrier_ptrs(allocator):
 def typed_view(allocator, alloc, dtype, count):
     """`SmemAllocator.get_as_type`: a typed `cutlass.Array` over one allocation."""
     if alloc.offset is None:
-        raise RuntimeError(f"allocation '{alloc.name}' has no offset; was it added before compute_layout()?")
+        from ..diagnostics import raise_finding
+        from ..source import caller_range
+        raise_finding("TS704", RuntimeError, f"allocation '{alloc.name}' has no offset: it was not added to the "
+                      "allocator before compute_layout()", caller_range())
     ptr = allocator.smem_base.data_ptr(alloc.offset)
     align = getattr(alloc, "alignment", None) or max(1, dtype.width // 8)
     return cutlass.Array(ptr, shape=(count,), dtype=dtype, alignment=align)

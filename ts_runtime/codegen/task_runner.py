@@ -34,7 +34,7 @@ from ..resources import StageInfo, TaskLocalVariable, WorkQueue
 from . import work_queue as wqmod
 from .control import (
     Boolean, Int32, State, as_int32, dyn_for, dyn_if, dyn_while, if_then, logical_and,
-    logical_not, static_value,
+    logical_not, static_value, unsupported,
 )
 
 __all__ = ["run_task", "emit_task"]
@@ -139,6 +139,16 @@ class TaskEmitter:
             return g.rid
         return rid
 
+    def wsrc(self, rid):
+        """Owner of the wait cursor of `rid`. A Merge member that is waited on by itself
+        while the group advances on wait owns its wait cursor: each member's wait moves its
+        own cursor (one wait per member and round), the group's release moves the group's
+        release cursor `R` once per round. Otherwise the consumer-cursor owner (`csrc`)."""
+        src = self.csrc(rid)
+        if src != rid and self.res(src).group_mode is PipelineGroupMode.Merge and self.advance_on_wait(src):
+            return rid
+        return src
+
     def pipe(self, rid):
         """Live pipeline object of `rid` (a group: its first member's, which sees the shared side)."""
         o = self.obj(rid)
@@ -155,7 +165,9 @@ class TaskEmitter:
     def stride(self, rid, role):
         s = derive.role_stride(self.pmodel(rid), role)
         if s is UNKNOWN:
-            raise NotImplementedError(f"'{self.res(rid).label}': interleave_stride must be a Python int for codegen")
+            p = self.pmodel(rid)
+            unsupported(f"'{self.res(rid).label}': interleave_stride must be a Python int for codegen",
+                        p.at("interleave_stride") if p is not None else self.res(rid).range)
         return s
 
     def advance_on_acquire(self, rid) -> bool:
@@ -163,8 +175,9 @@ class TaskEmitter:
 
     def advance_on_wait(self, src) -> bool:
         res = self.res(src)
-        if res.is_group:
-            return bool(res.pipeline.advance_on_wait)
+        if res.is_group:        # the group's flag, or turned on for a split-consumer member
+            return bool(res.pipeline.advance_on_wait) or any(
+                derive.effective_advance_on_wait(self.kernel, m) is True for m in res.members)
         return bool(derive.effective_advance_on_wait(self.kernel, src))
 
     def lane(self, stride):
@@ -175,7 +188,8 @@ class TaskEmitter:
             return self.warp - self.model.warp_idx
         if mode == "domain":
             return self.low.domain_start % stride
-        raise NotImplementedError(f"Task '{self.task.name}': cannot derive an interleave lane for stride {stride}")
+        unsupported(f"Task '{self.task.name}': cannot derive an interleave lane for stride {stride} (one warp "
+                    "per lane, or a static int domain start with step == stride)", self.model.range)
 
     # ------------------------------------------------------------------ state setup
     def _declare_cursor(self, key, rid, stride, phase):
@@ -188,7 +202,7 @@ class TaskEmitter:
 
     def setup_state(self):
         st = self.state
-        producers, consumers, trya, tryw = set(), set(), set(), set()
+        producers, consumers, trya, tryw, waiters = set(), set(), set(), set(), set()
         for e in self.entries:
             if not self.pipelined(e.resource):
                 continue
@@ -201,6 +215,8 @@ class TaskEmitter:
                     trya.add(e.resource)
             else:
                 consumers.add(self.csrc(e.resource))
+                if e.stage in (S.ConsumerWait, S.ConsumerTryWait) and self.wsrc(e.resource) != self.csrc(e.resource):
+                    waiters.add(e.resource)
                 if e.stage is S.ConsumerTryWait:
                     tryw.add(e.resource)
         for rid in self.model.dst:
@@ -218,6 +234,12 @@ class TaskEmitter:
             if self.advance_on_wait(src):
                 self._declare_cursor(("R", src), src, self.stride(src, "release"), 0)
                 st.declare(("W", src), Int32(0))
+        # Merge members with their own wait cursor (see wsrc)
+        self.member_waiters = sorted(waiters, key=str)
+        for rid in self.member_waiters:
+            g = self.csrc(rid)
+            self._declare_cursor(("C", rid), rid, self.stride(g, "wait"), 0)
+            st.declare(("W", rid), Int32(0))
         for rid in trya:
             st.declare(("TA", rid), Boolean(False))
         for rid in tryw:
@@ -228,7 +250,7 @@ class TaskEmitter:
             key = ("in", rd.resource, "producer" if rd.stage.is_producer else "consumer", r.dest_arg)
             if key in st:
                 continue
-            st.declare(key, self._seed(w.resource, r.src_var))
+            st.declare(key, self._seed(w.resource, r.src_var, w.range))
         # outputs read by opaque guards
         for e in self.entries:
             g = e.guard
@@ -240,7 +262,7 @@ class TaskEmitter:
             st.declare("iter", Int32(0))
         st.declare("last", Int32(0))
 
-    def _seed(self, rid, var):
+    def _seed(self, rid, var, where=None):
         o = self.obj(rid)
         if isinstance(o, WorkQueue):
             if var == "work_tile":
@@ -252,7 +274,8 @@ class TaskEmitter:
         if value is None:
             from ..diagnostics import raise_finding
             raise_finding("TS327", ValueError, f"routed source var '{var}' is not in '{self.res(rid).label}' "
-                          "consumer_vars (no TaskLocalVariable with a default)", self.res(rid).range)
+                          "consumer_vars (no TaskLocalVariable with a default value to seed its slot)",
+                          where or self.res(rid).range)
         return value
 
     # ------------------------------------------------------------------ emission
@@ -373,18 +396,28 @@ class TaskEmitter:
         negative = sstep is not None and sstep < 0
         groups = _guard_groups(loop)
 
-        def iteration(iv):
+        def iteration(iv, is_last=None):
             for guard, ents in groups:
-                cond = self.guard_cond(guard, iv, end, step, negative)
+                cond = self.guard_cond(guard, iv, end, step, negative, is_last)
                 dyn_if(st, cond, lambda ents=ents: self.run_entries(ents, iv))
             if "iter" in st:
                 st["iter"] = st["iter"] + 1
             st["last"] = iv
 
-        def track_last(iv):
+        def track_last(iv, is_last=None):
             st["last"] = iv
         # without loop entries only the tail's loop_offset (start + (n - 1) * step) is needed
         body = iteration if loop else track_last
+        if sstep is None:
+            # a runtime step may have either sign: count k = 0..n-1 over the trip count
+            # n = ceil((end - start) / step) (0 when the range is empty) and visit start + k * step
+            s0, e0, d = as_int32(start), as_int32(end), as_int32(step)
+            sign = Int32(1) - Int32(d < 0) * 2
+            span, mag = (e0 - s0) * sign, d * sign
+            n = (span * Int32(span > 0) + mag - 1) // mag
+            dyn_for(st, 0, n, 1, lambda k: body(s0 + k * d, lambda: k == n - 1),
+                    unroll=self.low.unroll if loop else None)
+            return
         if negative:
             # scf.for needs a positive step: count k = 0..n-1 and visit start + k * step
             s0, e0 = as_int32(start), as_int32(end)
@@ -394,12 +427,14 @@ class TaskEmitter:
             return
         dyn_for(st, start, end, step, body, unroll=self.low.unroll if loop else None)
 
-    def guard_cond(self, guard, iv, end, step, negative):
+    def guard_cond(self, guard, iv, end, step, negative, is_last=None):
         if guard is None:
             return True
         if guard is FIRST_ITER:
             return iv == as_int32(self.bounds[0])
         if guard is LAST_ITER:
+            if is_last is not None:
+                return is_last()
             nxt = iv + as_int32(step)
             return nxt <= as_int32(end) if negative else nxt >= as_int32(end)
         if isinstance(guard, Every):
@@ -516,14 +551,15 @@ class TaskEmitter:
 
     def op_try_wait(self, e):
         rid = e.resource
-        src = self.csrc(rid)
+        src = self.wsrc(rid)
         C = self.cursor("C", src)
         self.state[("TW", rid)] = self.pipe(rid).try_wait_full(C.index, C.phase)
 
     def op_wait(self, e):
         rid = e.resource
         st = self.state
-        src = self.csrc(rid)
+        owner = self.csrc(rid)
+        src = self.wsrc(rid)
         pipe = self.pipe(rid)
         C = self.cursor("C", src)
         idx, phase = C.index, C.phase
@@ -545,9 +581,9 @@ class TaskEmitter:
             wait()
         if ("TW", rid) in st:
             st[("TW", rid)] = Boolean(False)
-        if self.advance_on_wait(src):
+        if self.advance_on_wait(owner):
             st[("W", src)] = idx
-            C.advance(self.stride(src, "wait"))
+            C.advance(self.stride(owner, "wait"))
 
     def op_release(self, e):
         rid = e.resource
@@ -555,6 +591,8 @@ class TaskEmitter:
         pipe = self.pipe(rid)
         cur = self.cursor("R" if self.advance_on_wait(src) else "C", src)
         idx = cur.index
+        if hasattr(pipe, "before_release"):     # TmaWgmma: wgmma.wait_group (docs/hopper.md)
+            pipe.before_release(self, e)
         if_then(self._gate(src, "consumer_signaling_threads"), lambda: pipe.signal_empty(idx))
         cur.advance(self.stride(src, "release"))
 
@@ -577,7 +615,7 @@ class TaskEmitter:
         if self.advance_on_wait(src):
             waits = any(x.resource == rid and x.stage in (S.ConsumerWait, S.ConsumerTryWait)
                         for x in self.entries)
-            idx = self.state[("W", src)] if waits else self.cursor("R", src).index
+            idx = self.state[("W", self.wsrc(rid))] if waits else self.cursor("R", src).index
         else:
             idx = self.cursor("C", src).index
         return idx, pipe.empty(idx)
@@ -628,8 +666,9 @@ class TaskEmitter:
                 raise_finding("TS316", TypeError, f"{where} returned a value, but the captured schedule has no "
                               "assignment metadata for it (declare returns=...)", e.range)
             return {}
-        if len(names) == 1:
-            values = [result]
+        # as the reference counts them: None is no value, a tuple / list one value per item
+        if result is None:
+            values = []
         elif isinstance(result, (tuple, list)):
             values = list(result)
         else:
@@ -640,10 +679,10 @@ class TaskEmitter:
         for var, v in zip(names, values):
             tlv = getattr(o, var, None)
             dtype = getattr(tlv, "dtype", None) if isinstance(tlv, TaskLocalVariable) else None
-            if isinstance(dtype, type) and issubclass(dtype, cutlass.Numeric) and \
-                    not isinstance(v, (cutlass.Numeric, bool, int, float)):
+            if isinstance(dtype, type) and issubclass(dtype, cutlass.Numeric) and not _fits(v, dtype):
+                got = type(v).__name__
                 raise_finding("TS317", TypeError, f"{where}: returned value for TaskLocalVariable '{var}' is "
-                              f"{type(v).__name__}, expected {dtype.__name__}", e.range)
+                              f"{got}, expected {dtype.__name__}", e.range)
         return dict(zip(names, values))
 
     # ------------------------------------------------------------------ epilogue
@@ -656,6 +695,26 @@ class TaskEmitter:
             for _ in range(max(1, pipe.num_stages // k)):
                 pipe.wait_empty(P.index, P.phase)
                 P.advance(k)
+
+
+def _fits(value, dtype) -> bool:
+    """TS317: a DSL value must have the variable's dtype exactly (the reference's check:
+    Int64 or Boolean into an Int32 variable is an error). A Python int / bool / float
+    constant is accepted where it converts without loss of kind (int -> any number,
+    float -> a float dtype, bool -> Boolean or an integer). A vector or tensor passes when
+    its `.dtype` is the variable's dtype."""
+    if isinstance(value, cutlass.Numeric):
+        return isinstance(value, dtype)
+    if isinstance(value, bool):
+        return issubclass(dtype, cutlass.Integer)
+    if isinstance(value, int):
+        return dtype is not cutlass.Boolean
+    if isinstance(value, float):
+        return issubclass(dtype, cutlass.Float)
+    # vectors / tensors (TensorSSA, register fragments): their element dtype must match,
+    # as the reference checks; a value with no dtype is not judged
+    got = getattr(value, "dtype", None)
+    return got is None or got == dtype
 
 
 def _walk_blocks(nodes):

@@ -85,8 +85,9 @@ def response_ptr(wq):
     if isinstance(raw, SmemAllocation):
         alloc = getattr(wq, "_ts_smem_allocator", None)
         if alloc is None:
-            raise ValueError(f"WorkQueue '{wq.name}': response_ptr is an SmemAllocation but no SmemAllocator "
-                             "is attached to the TaskManager")
+            from ..diagnostics import raise_finding
+            raise_finding("TS705", ValueError, f"WorkQueue '{wq.name}': response_ptr is an SmemAllocation but no "
+                          "SmemAllocator is attached to the TaskManager", getattr(wq, "_ts_range", None))
         raw = alloc.get_as_type(raw, cutlass.Int128, stages)
     if hasattr(raw, "data_ptr"):
         raw = raw.data_ptr()
@@ -104,7 +105,9 @@ def create_tile_scheduler(wq):
     kind = getattr(cfg, "tile_scheduler_type", None)
     params = getattr(cfg, "tile_scheduler_params", None)
     if params is None:
-        raise ValueError(f"WorkQueue '{wq.name}': tile_scheduler_params is None inside the kernel")
+        from .control import unsupported
+        unsupported(f"WorkQueue '{wq.name}': tile_scheduler_params is None inside the kernel (build the "
+                    "scheduler params in the kernel's host function and pass them in)", getattr(wq, "_ts_range", None))
     if kind is TileSchedulerType.StaticPersistent:
         from cutlass.utils import StaticPersistentTileScheduler
         return StaticPersistentTileScheduler.create(params, cute.arch.block_idx(), cute.arch.grid_dim())
@@ -112,7 +115,9 @@ def create_tile_scheduler(wq):
         from cutlass.utils import ClcDynamicPersistentTileScheduler
         return ClcDynamicPersistentTileScheduler.create(params, cute.arch.block_idx(), cute.arch.grid_dim(),
                                                         response_ptr(wq))
-    raise NotImplementedError(f"WorkQueue '{wq.name}': unsupported tile scheduler {kind!r}")
+    from .control import unsupported
+    unsupported(f"WorkQueue '{wq.name}': tile scheduler {kind!r} is not supported by ts codegen "
+                "(StaticPersistent and ClcDynamicPersistent are)", getattr(wq, "_ts_range", None))
 
 
 def initial_tile(scheduler) -> TileInfo:
@@ -130,7 +135,9 @@ def get_and_advance_work_tile(wq, stage_info):
     if is_clc(wq):
         # the tile the scheduler task fetched into this stage's response slot
         if stage_info.stage_idx is None:
-            raise ValueError(f"WorkQueue '{wq.name}': CLC scheduling needs a ClcFetchAsync pipeline_config")
+            from .control import unsupported
+            unsupported(f"WorkQueue '{wq.name}': CLC scheduling needs a ClcFetchAsync pipeline_config",
+                        getattr(wq, "_ts_range", None))
         return as_tile(sched.work_tile_info_from_clc_response(response_ptr(wq) + stage_info.stage_idx))
     sched.advance_to_next_work()
     em.state[key] = sched

@@ -350,7 +350,11 @@ class ScheduleBuilder:
             self.report("TS118", f"{stage.value} on '{res.label}' is not allowed outside work_tile_loop(); "
                         "only auxiliary work and barrier resources may follow it", range)
         if res.is_work_queue and self._inside("skippable") is not None:
-            self.report("TS511", "WorkQueue operations cannot appear inside a skippable() block", range)
+            from ..fixes import move_to_tile_tail
+            self.report("TS511", "WorkQueue operations cannot appear inside a skippable() block", range,
+                        fix=None if stage.is_aux else move_to_tile_tail(
+                            [range], "Move the WorkQueue operations out of skippable(), to the tile tail",
+                            whole_run=True))
         step = Step(uid=next(_uid), resource=ref.resource, stage=stage, label=label,
                     via_group=ref.via_group, range=range)
         if stage.is_work:

@@ -31,7 +31,7 @@ SIDE_ROLES = {"producer": ("acquire", "commit"), "consumer": ("wait", "release")
 
 INTERLEAVE_TYPES = frozenset({PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.TmaAsync,
                               PipelineType.TmaUmma, PipelineType.UmmaAsync})
-TMA_TYPES = frozenset({PipelineType.TmaAsync, PipelineType.TmaUmma})
+TMA_TYPES = frozenset({PipelineType.TmaAsync, PipelineType.TmaUmma, PipelineType.TmaWgmma})
 
 
 # --------------------------------------------------------------------------- basic queries
@@ -399,3 +399,62 @@ def expected_num_bytes(kernel, rid):
     if m is UNKNOWN:
         return UNKNOWN
     return bpw * m * w, m
+
+
+# --------------------------------------------------------------------------- Hopper: TmaWgmma
+def wgmma_release_depths(task, rid) -> dict:
+    """TmaWgmma (docs/hopper.md): for each `release` entry of `task` on `rid`, the number of
+    stages the task still holds right after that release (waits minus releases so far).
+
+    Codegen emits `wgmma.wait_group(depth)` before the release's arrive: with one wgmma
+    commit group per waited stage, at most `depth` groups (the stages still held) may stay
+    in flight, so the group reading the released stage has completed. The minimum over
+    loop lengths 1..4 and both opaque-guard assignments is taken (a smaller depth only
+    waits longer). Returns {entry index: depth}.
+    """
+    return stages_held(task, rid)[0]
+
+
+def stages_held(task, rid):
+    """({release entry index: stages still held after it (minimum)}, the most stages of
+    `rid` the task holds at once (maximum)), over loop lengths 1..4 and both opaque-guard
+    assignments; waits count +1, releases -1, per tile (head, loop, tail)."""
+    from ..enums import guard_fires
+    from .lowered import HEAD, LOOP, TAIL
+    low = getattr(task, "lowered", None)
+    if low is None:
+        return {}, 0
+    mine = [e for e in low.entries if e.resource == rid]
+    head = [e for e in mine if e.section == HEAD]
+    loop = [e for e in mine if e.section == LOOP]
+    tail = [e for e in mine if e.section == TAIL]
+    depths: Dict[int, int] = {}
+    most = 0
+    for n in (1, 2, 3, 4):
+        for opaque in (False, True):
+            seq = list(head)
+            for i in range(n):
+                for e in loop:
+                    if guard_fires(e.guard, i, n, opaque_assignment=_AllOpaque(opaque)):
+                        seq.append(e)
+            seq += tail
+            held = 0
+            for e in seq:
+                if e.stage is S.ConsumerWait:
+                    held += 1
+                    most = max(most, held)
+                elif e.stage is S.ConsumerRelease:
+                    held = max(0, held - 1)
+                    depths[e.index] = min(depths.get(e.index, held), held)
+    return depths, most
+
+
+class _AllOpaque(dict):
+    """An opaque-guard assignment giving every key the same value."""
+
+    def __init__(self, value: bool):
+        super().__init__()
+        self.value = value
+
+    def get(self, key, default=None):
+        return self.value

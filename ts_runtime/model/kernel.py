@@ -232,6 +232,7 @@ class AllocatorModel:
     allocations: list = field(default_factory=list)      # standalone allocations
     range: SourceRange = UNKNOWN_RANGE
     alias_groups: list = field(default_factory=list)     # [[[AllocationModel] phase] group]
+    groups: Optional[list] = None    # rids of the PipelineGroups given to add_pipeline_group (None: unknown)
 
     @property
     def total(self):

@@ -36,6 +36,7 @@ class Rule:
     reference_exception: ClassVar[str] = "ValueError"  # what the reference raises (for parity)
     # "build": the reference checks it when the TaskManager is built (host side);
     # "kernel": only while tracing the kernel — ts reports it earlier, at build time
+    # "never": a ts-only rule (e.g. the Hopper TmaWgmma extension); the oracle test skips it
     reference_checks_at: ClassVar[str] = "build"
 
     @classmethod

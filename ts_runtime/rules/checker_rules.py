@@ -5,6 +5,7 @@ manager rules); these are the catalogue entries with their documentation.
 """
 from ..diagnostics import Severity
 from ._checker_programs import VALID_PIPE, opaque_program, race_program
+from ._programs import custom_program
 from .declare import rule
 
 W = Severity.WARNING
@@ -52,6 +53,35 @@ rule("TS802", "aliasing-race", """
     release of the other), or give them disjoint memory.
     """, phase="checker", order=240, valid=[race_program(False)], invalid=[race_program(True)])
 
+_PDL_PROGRAM = custom_program('''
+    def build():
+        src, dst = Src(name="src"), Dst(name="dst")
+        pdl_wait, pdl_launch = PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")
+
+        @schedule
+        def copy(pdl_wait, pdl_launch, src, dst):
+    {first}
+    {second}
+            with domain_loop(0, 8, 1):
+                v = src.get_item()
+                dst.set_item(data=v)
+
+        task = Task(name="Copy", src_resources=[pdl_wait, src], dst_resources=[dst, pdl_launch],
+                    warp_idx=0, num_warps=1, schedule=copy(pdl_wait, pdl_launch, src, dst))
+        graph = {src: [pdl_wait], dst: [src], pdl_launch: [dst]}
+        return TaskManager(tasks=[task], resource_dependency_graph=graph, verbose=False)
+    ''', extra="\nfrom ts_runtime.resources import PdlLaunchBarrier, PdlWaitBarrier\n")
+
+
+def _pdl_program(launch_first: bool) -> str:
+    """A whole PDL program: the launch before the wait (TS803) or after it."""
+    if launch_first:
+        return (_PDL_PROGRAM.replace("{first}", "        pdl_launch.launch_griddep()  # expect: TS803")
+                .replace("{second}", "        pdl_wait.wait_griddep()"))
+    return (_PDL_PROGRAM.replace("{first}", "        pdl_wait.wait_griddep()")
+            .replace("{second}", "        pdl_launch.launch_griddep()"))
+
+
 rule("TS803", "pdl-launch-before-wait", """
     A `launch_griddep()` can execute before any `wait_griddep()` in some interleaving.
 
@@ -68,7 +98,8 @@ rule("TS803", "pdl-launch-before-wait", """
     ## Use instead
     Put the launch after work that is ordered after the wait, or pass
     `assume_pdl_wait_completed=True` when the wait is issued outside TS.
-    """, phase="checker", order=240)
+    """, phase="checker", order=240, valid=[_pdl_program(launch_first=False)],
+     invalid=[_pdl_program(launch_first=True)])
 
 rule("TS804", "skipped-tile-interleaving", """
     A deadlock, race or PDL-order violation that only occurs when work tiles are skipped.

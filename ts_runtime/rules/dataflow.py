@@ -12,8 +12,9 @@ work call's `returns=` token to a later work call that takes it, so most of thes
 guard routing tables built other ways; TS321 / TS322 also fire on captured schedules
 whose resource roles are wrong (together with TS201-TS203).
 
-TS316, TS317 and TS327 concern values a work body returns at kernel-trace time
-(codegen); they are declared with an open reason.
+TS316, TS317 and TS327 concern values a work body returns and the slots routed values
+are seeded from, at kernel-trace time: ts codegen (`ts_runtime/codegen/task_runner.py`)
+reports them; their programs are compiled in `tests/codegen/test_codegen_rules.py`.
 """
 from __future__ import annotations
 
@@ -504,28 +505,28 @@ rule("TS316", "returned-value-count", """
     ## What it does
     The number of returned values must equal the number of `returns=` names (without
     `returns=`, a value only when the resource has exactly one task-local variable).
+    `None` counts as no value, a tuple or list as one value per item. Checked by ts codegen while the kernel is traced (programs: `tests/codegen/rule_programs.py`).
     ## Why is this bad?
     Outputs cannot be assigned to their variables.
     ## Example
     `returns=("a", "b")` with `return a`.
     ## Use instead
     Return one value per declared output.
-    """, phase="codegen", exc="TypeError",
-     open_reason="checked on the values a work body returns while the kernel is traced; ts_runtime.codegen "
-                 "does not exist yet and a static check would need the body's control flow")
+    """, phase="codegen", exc="TypeError")
 rule("TS317", "returned-value-dtype", """
     A returned value incompatible with its `TaskLocalVariable` dtype.
 
     ## What it does
-    Each returned value must match the dtype of the variable it is stored in.
+    Each returned value must match the dtype of the variable it is stored in: a DSL value
+    must have exactly that dtype (an `Int64` or `Boolean` into an `Int32` variable is an
+    error); a Python `int` is accepted for any number, a `float` for float dtypes. Checked by ts codegen while the kernel is traced (programs: `tests/codegen/rule_programs.py`).
     ## Why is this bad?
     The store would truncate or reinterpret the value.
     ## Example
     A Float32 returned into an Int32 variable.
     ## Use instead
     Convert in the work body, or declare the matching dtype.
-    """, phase="codegen", exc="TypeError",
-     open_reason="needs trace-time DSL values; ts_runtime.codegen does not exist yet")
+    """, phase="codegen", exc="TypeError")
 rule("TS318", "incomplete-task-local-variable", """
     A `TaskLocalVariable(...)` without a dtype, or without exactly one of default / default_factory.
 
@@ -581,16 +582,15 @@ rule("TS327", "routed-source-not-a-consumer-var", """
 
     ## What it does
     When the kernel allocates the routing slots, every routed source name must exist in
-    the writer resource's consumer variables.
+    the writer resource's consumer variables, with a default value to seed the slot (the
+    finding points at the work call whose output is routed). Checked by ts codegen while the kernel is traced (programs: `tests/codegen/rule_programs.py`).
     ## Why is this bad?
     The copy has nothing to read.
     ## Example
-    A resource whose `create_consumer_variables` drops a declared output.
+    A routed `TaskLocalVariable(dtype=cutlass.Int32, default=None)`.
     ## Use instead
     Declare outputs as `TaskLocalVariable` fields.
-    """, phase="codegen",
-     open_reason="raised while slots are allocated at kernel-trace time; ts_runtime.codegen does not exist "
-                 "yet, and captured schedules only route declared task-local variables")
+    """, phase="codegen")
 
 
 # --------------------------------------------------------------------------- examples

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from ..diagnostics import Related
 from ..enums import PipelineType
+from ..fixes import add_to_graph, replace_graph_edge
 from ..source import UNKNOWN_RANGE
 from .base import Rule
 from .declare import rule
@@ -169,7 +170,7 @@ class UnbackedGraphEdge(Rule):
                        "dst_resources")
             if not backed:
                 yield self.diag(f"resource_dependency_graph: edge '{ru.label}' -> '{rd.label}' is not backed "
-                                f"by any task ({how})", e.range)
+                                f"by any task ({how})", e.range, fix=replace_graph_edge(kernel, e))
 
 
 @register
@@ -245,7 +246,8 @@ class ResourceMissingFromGraph(Rule):
                 yield self.diag(f"Task '{t.name}': resource '{kernel.name(rid)}' is in src_resources or "
                                 "dst_resources but does not appear anywhere in resource_dependency_graph",
                                 kernel.at("resource_dependency_graph"),
-                                related=[Related(where, f"used by task '{t.name}'")])
+                                related=[Related(where, f"used by task '{t.name}'")],
+                                fix=add_to_graph(kernel, rid))
 
 
 @register

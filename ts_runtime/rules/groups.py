@@ -360,12 +360,28 @@ def _differs(p, gp, n):
     return is_static_int(p.num_bytes) and is_static_int(gp.num_bytes) and p.num_bytes * n != gp.num_bytes
 
 
-rule("TS473", "group-barrier-storage-unassigned", """
-    A `PipelineGroup` whose barrier storage was never assigned before setup.
+def _unregistered_group_program(register: bool) -> str:
+    """merge_program with an SmemAllocator attached; `register`: the group is given to it."""
+    src = merge_program(config("TmaAsync", 1, 128, var="cfg_a"), config("TmaAsync", 1, 128, var="cfg_b"))
+    grp_line = 'grp = PipelineGroup(name="grp", members=[smem_a, smem_b], mode=PipelineGroupMode.Merge)'
+    alloc = ("\n    smem = SmemAllocator()\n    smem.add_resource(smem_a)\n    smem.add_resource(smem_b)\n"
+             + ("    smem.add_pipeline_group(grp)\n" if register else "") + "    smem.compute_layout()")
+    src = src.replace(grp_line, grp_line + ("" if register else "  # expect: TS473") + alloc)
+    src = src.replace("verbose=False)", "verbose=False, smem_allocator=smem)")
+    return src.replace("from ts_runtime.pipeline_group import PipelineGroup\n",
+                       "from ts_runtime.pipeline_group import PipelineGroup\n"
+                       "from ts_runtime.memory import SmemAllocator\n", 1)
+
+
+@register
+class GroupBarrierStorageUnassigned(Rule):
+    """A `PipelineGroup` whose barrier storage was never assigned before setup.
 
     ## What it does
     The group owns the shared barrier SMEM; it must be registered with
     `SmemAllocator.add_pipeline_group(group)` so `barrier_ptr` is set before `create()`.
+    Checked when the manager has an `smem_allocator`: every group of the kernel's resources
+    must have been given to it.
     ## Why is this bad?
     The shared barriers would be laid out at an unassigned address.
     ## Example
@@ -373,6 +389,24 @@ rule("TS473", "group-barrier-storage-unassigned", """
     `allocator.add_pipeline_group(ab_sync)`.
     ## Use instead
     `allocator.add_pipeline_group(ab_sync)`
-    """, phase="setup", exc="RuntimeError",
-     open_reason="raised by setup_resources_and_tasks() when the group's barriers are created, which runs inside "
-                 "kernel tracing (needs the CuTe DSL and a GPU target)")
+    """
+    code = "TS473"
+    name = "group-barrier-storage-unassigned"
+    phase = "manager"
+    order = 41
+    reference_exception = "RuntimeError"
+    reference_checks_at = "kernel"    # raised by setup_resources_and_tasks() while tracing
+    VALID = [_unregistered_group_program(True)]
+    INVALID = [_unregistered_group_program(False)]
+
+    def check(self, kernel):
+        s = kernel.smem_allocator
+        registered = getattr(s, "groups", None) if s is not None else None
+        if registered is None:
+            return
+        for gid, g in kernel.resources.items():
+            if g.is_group and gid not in registered:
+                yield self.diag(f"PipelineGroup '{g.label}' barrier_ptr not set: register the group with "
+                                "SmemAllocator.add_pipeline_group() before setup_resources_and_tasks() "
+                                "creates its barriers", g.range,
+                                related=[Related(s.range, "the SmemAllocator it is not added to")])

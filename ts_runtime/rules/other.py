@@ -1,11 +1,11 @@
-"""TS000, TS901-TS905, TS950-TS959 and TS999: lifecycle, internal and front-end codes.
+"""TS000, TS901-TS906, TS950-TS959 and TS999: lifecycle, internal and front-end codes.
 
 - TS000 / TS95x are reported by ts-lint itself (phase "frontend"): a file it cannot
   parse, and the values it could not evaluate statically ("unresolved" explanations,
   severity info, shown with `--explain-unknown`). `UNRESOLVED` maps a short kind to its
   code so the linter picks the most specific one.
 - TS901 is the `skip_validation=True` notice; TS902/TS903 guard the TaskManager lifecycle;
-  TS904 the Mermaid export.
+  TS904 the Mermaid export; TS906 is what ts codegen raises for inputs it cannot lower.
 - TS999 is what the rule engine (and ts-lint) reports when a check itself crashes.
 """
 from __future__ import annotations
@@ -217,6 +217,28 @@ rule("TS905", "internal-consistency-error", """
     """, phase="codegen", exc="ValueError",
      open_reason="kernel-time guards of unreachable states; ts_runtime.codegen raises them as plain "
                  "exceptions and nothing can be checked before generation")
+
+rule("TS906", "codegen-unsupported", """
+    A valid TS program that ts codegen cannot lower to a kernel.
+
+    ## What it does
+    Raised while the kernel is traced (`setup_resources_and_tasks()` / `run()`), at the
+    user's source line, for inputs the model accepts but the code generator does not
+    support: `CooperativeGroup(Agent.ThreadBlock / ThreadBlockCluster)`, a
+    `cta_layout_vmnk` without a static shape, an interleave lane that cannot be derived, an
+    unknown tile scheduler type, a WorkQueue without `tile_scheduler_params` (or, for CLC,
+    without a ClcFetchAsync pipeline) inside the kernel, and a `warp_idx` / `num_warps` or `interleave_stride`
+    that is not a Python int when validation was downgraded (TS709 / TS404 report those
+    first). The exception is a `NotImplementedError` carrying the Diagnostic. Checked by ts
+    codegen while the kernel is traced (programs: `tests/codegen/rule_programs.py`).
+    ## Why is this bad?
+    The kernel cannot be generated; host-side validation cannot see these values.
+    ## Example
+    `consumer_group=CooperativeGroup(Agent.ThreadBlock, 128)`
+    ## Use instead
+    `consumer_group=CooperativeGroup(Agent.Thread, 128)`; pass counts, strides and layouts
+    as Python ints / static values (`cutlass.Constexpr` kernel arguments).
+    """, phase="codegen", exc="NotImplementedError")
 
 # --------------------------------------------------------------------------- front-end limits (info)
 _UNRESOLVED = [

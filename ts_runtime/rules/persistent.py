@@ -18,6 +18,7 @@ from typing import Iterable, Optional
 
 from ..diagnostics import Related
 from ..enums import ScheduleStage as S, TileSchedulerType
+from ..fixes import move_to_tile_tail
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN
 from .base import Rule
@@ -382,7 +383,10 @@ class _PlacementRule(Rule):
                 yield self.diag(f"Task '{t.name}': WorkQueue in {self.where} schedule is not allowed: "
                                 f"{bad[0].stage.value} on '{kernel.name(bad[0].resource)}' must be in the tile tail, "
                                 f"after the domain_loop{more}", bad[0].range,
-                                related=[Related(e.range, e.stage.value) for e in bad[1:]])
+                                related=[Related(e.range, e.stage.value) for e in bad[1:]],
+                                fix=move_to_tile_tail(
+                                    [e.range for e in _wq_entries(kernel, t, self.section, aux=True)],
+                                    f"Move the WorkQueue operations of '{t.name}' to the tile tail"))
 
 
 @register

@@ -3,7 +3,8 @@
 Object-phase checks of one config (TS401-TS407) live in `ts_runtime.model.config_checks`
 and `CooperativeGroup` (TS440); the manager rules below compare each pipelined resource's
 config with the tasks that drive it (model.md §5.4-§5.6), using the derived metadata of
-`ts_runtime.model.derive`. Codegen-time checks (TS438, TS439) are catalogued only.
+`ts_runtime.model.derive`. Codegen-time checks (TS438, TS439) are reported by
+`ts_runtime/codegen/runtime.py` while the kernel is traced.
 
 Producer tasks of a resource are the tasks that `commit` it, consumer tasks those that
 `release` it (model.md §5.6); domain-lane tasks are counted per lane group. A resource
@@ -436,6 +437,12 @@ def arrival_findings(kernel) -> list:
                                     f"{_sig(v)}; TaskWarpLeader is producer-side only", p.at(fname)))
                 cons_ok = False
         prod, cons = D.committers(kernel, rid), D.releasers(kernel, rid)
+        if not cons and r.group is not None and r.group in kernel.resources \
+                and ptype in (PT.AsyncUmma, PT.UmmaUmma, PT.TmaUmma):
+            # a Merge member released through `group.release()`: its UMMA consumer count does
+            # not depend on who releases (one tcgen05.commit arrival), and the reference checks
+            # it for members too; task-dependent counts of members stay underived
+            cons = D.releasers(kernel, r.group)
         if prod_ok and prod:
             _producer_side(out, r, p, prod, twl)
         if cons_ok and cons:
@@ -1448,29 +1455,26 @@ rule("TS438", "all-thread-release-needs-thread-groups", """
     ## What it does
     When a TmaAsync `consumer_group.size` is the all-thread count (releasing warps × 32)
     rather than the stock per-warp lane count, both cooperative groups must use
-    `Agent.Thread` (checked when the pipeline is created).
+    `Agent.Thread` (checked when the pipeline is created). Checked by ts codegen while the kernel is traced (programs: `tests/codegen/rule_programs.py`).
     ## Why is this bad?
     The all-thread release arrives once per thread; other agents count arrivals differently.
     ## Example
     `consumer_group=CooperativeGroup(Agent.Warp, 128)` for a 4-warp consumer.
     ## Use instead
     `consumer_group=CooperativeGroup(Agent.Thread, 128)`.
-    """, phase="codegen",
-     open_reason="raised while the pipeline object is created at kernel-trace time (needs the CuTe DSL and a GPU "
-                 "target); the derived flag is ts_runtime.model.derive.tma_async_all_thread_release for codegen")
+    """, phase="codegen")
 rule("TS439", "task-warp-leader-without-producer-task", """
     A `TaskWarpLeader` pipeline for which no producer leader warp can be derived.
 
     ## What it does
     `TaskWarpLeader` pipelines elect the first warp of each committing task as the leader;
     without a task that commits the resource there is no leader (checked when the pipeline
-    is created).
+    is created). A Fork group's commit is on the group, not its members, so TaskWarpLeader
+    members of a Fork have no leader. Checked by ts codegen while the kernel is traced (programs: `tests/codegen/rule_programs.py`).
     ## Why is this bad?
     No warp would arm the transaction barrier; the consumer waits forever.
     ## Example
     `producer_signaling_threads=SignalingThreads.TaskWarpLeader` on a resource no task commits.
     ## Use instead
     Schedule `commit` in the producer task, or drop `TaskWarpLeader`.
-    """, phase="codegen",
-     open_reason="raised while the pipeline object is created at kernel-trace time (needs the CuTe DSL and a GPU "
-                 "target); the derivation is ts_runtime.model.derive.producer_leader_warps for codegen")
+    """, phase="codegen")

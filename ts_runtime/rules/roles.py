@@ -30,8 +30,9 @@ from ..enums import PipelineGroupMode, PipelineType, ScheduleStage, SignalingThr
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN, is_static_int
 from ..source import UNKNOWN_RANGE
-from ..fixes import insert_call, move_statement_after
+from ..fixes import insert_call, move_statement_after, wrap_calls
 from .base import Rule
+from ._programs import copy_program
 from .declare import rule
 from .registry import register
 
@@ -762,11 +763,17 @@ def _check_side(kernel, task, ents, r, side, lst, downstream):
         if r.pipeline is None:
             return []                     # unpipelined work needs no brackets
         if not proxy(first_work[0]):
+            last_work = [it for it in items if it[2] == "work"][-1]
+            ops = ("wait", "release") if side == "consumer" else ("acquire", "commit")
+            fix = None
+            if first_work[1].section == last_work[1].section:
+                fix = wrap_calls(first_work[1].range, last_work[1].range, *ops,
+                                 title=f"Wrap the {side} work on '{r.label}' in {ops[0]}()/{ops[1]}()")
             return [_Finding("TS210", f"Task '{task.name}' Combined (Head/Loop/Tail) schedule has no "
                              f"{open_st}/{close_st} for resource '{r.label}' but the resource has pipeline "
                              f"configuration", first_work[1].range,
                              [Related(r.pipeline.range, "pipeline configuration")]
-                             if r.pipeline.range is not UNKNOWN_RANGE else ())]
+                             if r.pipeline.range is not UNKNOWN_RANGE else (), fix=fix)]
     mode = _split_mode(kernel, r, side)
     if mode is UNKNOWN:
         return []
@@ -1904,7 +1911,13 @@ class Scratch(Gmem):
     def load(self, stage_info):
         pass
 ''', subs=[('Gmem(name="out")\n', 'Scratch(name="out")\n')])])
-_examples("TS224", [_VALID])   # the AttributeError the DSL raises carries no Diagnostic (see report)
+# the copy program (plain resources): a misspelt method is reported by the shared builder
+# at capture (on pipelined resources the DSL's AttributeError carries no Diagnostic)
+_examples("TS224", [_VALID], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_itme(data=v)  # expect: TS224
+    ''')])
 _examples("TS225", [_VALID], [_P(store='''\
     with domain_loop(0, 4, 1):
         smem.wait()

@@ -819,36 +819,3 @@ _examples("TS112", [_VALID], [custom_program('''
         return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
     ''')])
 
-# TS224 (declared in roles.py) is reported by the shared builder at capture
-if not RULES["TS224"].INVALID:
-    RULES["TS224"].INVALID = [copy_program('''
-    with domain_loop(0, 8, 1):
-        v = src.get_item()
-        dst.set_itme(data=v)  # expect: TS224
-    ''')]
-    RULES["TS224"].VALID = RULES["TS224"].VALID or [_VALID]
-
-# TS803 (declared in checker_rules.py; found by the exhaustive checker): a whole program
-_PDL_PROGRAM = custom_program('''
-    def build():
-        src, dst = Src(name="src"), Dst(name="dst")
-        pdl_wait, pdl_launch = PdlWaitBarrier(name="pdl_wait"), PdlLaunchBarrier(name="pdl_launch")
-
-        @schedule
-        def copy(pdl_wait, pdl_launch, src, dst):
-    {first}
-    {second}
-            with domain_loop(0, 8, 1):
-                v = src.get_item()
-                dst.set_item(data=v)
-
-        task = Task(name="Copy", src_resources=[pdl_wait, src], dst_resources=[dst, pdl_launch],
-                    warp_idx=0, num_warps=1, schedule=copy(pdl_wait, pdl_launch, src, dst))
-        graph = {src: [pdl_wait], dst: [src], pdl_launch: [dst]}
-        return TaskManager(tasks=[task], resource_dependency_graph=graph, verbose=False)
-    ''', extra="\nfrom ts_runtime.resources import PdlLaunchBarrier, PdlWaitBarrier\n")
-if not RULES["TS803"].INVALID:
-    RULES["TS803"].VALID = [_PDL_PROGRAM.replace("{first}", "        pdl_wait.wait_griddep()")
-                            .replace("{second}", "        pdl_launch.launch_griddep()")]
-    RULES["TS803"].INVALID = [_PDL_PROGRAM.replace("{first}", "        pdl_launch.launch_griddep()  # expect: TS803")
-                              .replace("{second}", "        pdl_wait.wait_griddep()")]

@@ -1,0 +1,326 @@
+"""ts-lint on programs written the way the reference's tutorials are: a `@cute.kernel` builds
+the TS skeleton, a `@cute.jit` host launches it, and a `run()` / `__main__` driver compiles
+the host with `cute.compile[...]` and plain Python values.
+
+What these pin (each found by comparing ts-lint with the reference on tutorial variants):
+
+* `cute.compile[cute.FrontendNext, ...](host, ...)` compiles (calls) `host` like
+  `cute.compile(host, ...)`, so the kernel is analysed with the driver's values;
+* at a JIT boundary (the compiled host, a `@cute.kernel` launch) plain ints, bools and
+  tuples of them become dynamic values unless the parameter is `cutlass.Constexpr`: a
+  domain bound that arrives that way is not a compile-time trip count (the reference then
+  validates with a representative count);
+* an `if` on a dynamic value in JIT code is traced on both sides, so a kernel launched in
+  its `else` branch is still analysed with the host's values;
+* a PipelineGroup whose members' configs are built under an unresolved `const_expr`
+  branch is not reported as lacking a `pipeline_config` (TS706);
+* a dynamic-domain getter is probed (TS814) only when the loop start and step are
+  compile-time ints.
+"""
+from ts_runtime.diagnostics import Severity
+
+from ts_lint.api import lint_source
+
+PRELUDE = '''
+from dataclasses import dataclass
+from typing import Tuple
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.pipeline as pipeline
+
+from cutlass.experimental.task_scheduling.memory import SmemAllocation, SmemAllocator
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource, PipelineConfig, StageInfo, TaskLocalVariable, consumer_work, producer_work,
+)
+from cutlass.experimental.task_scheduling.schedule_builder import domain_loop, schedule
+from cutlass.experimental.task_scheduling.task import Task
+from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+
+@dataclass
+class RowSource(MemoryResource):
+    row: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self) -> None:
+        self.row = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0))
+
+    @consumer_work(returns=row)
+    @cute.jit
+    def next_row(self, stage_info: StageInfo) -> cutlass.Int32:
+        return stage_info.loop_offset
+
+
+@dataclass
+class RowBuffer(MemoryResource):
+    def __post_init__(self) -> None:
+        self._buf = SmemAllocation("rows", 4096, alignment=128)
+
+    def get_smem_requirements(self):
+        return [self._buf]
+
+    @producer_work
+    @cute.jit
+    def fill(self, stage_info: StageInfo, *, row: cutlass.Int32) -> None:
+        pass
+
+    @consumer_work
+    @cute.jit
+    def drain(self, stage_info: StageInfo) -> None:
+        pass
+
+
+def make_manager(rows, stages, commit_every_row=True, release=True):
+    cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages,
+        num_bytes=4096,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),
+    )
+    source = RowSource(name="source")
+    buffer = RowBuffer(name="buffer", pipeline_config=cfg)
+    allocator = SmemAllocator()
+    allocator.add_resource(buffer)
+    allocator.compute_layout()
+
+    @schedule
+    def fill_rows(src: MemoryResource, buf: MemoryResource) -> None:
+        with domain_loop(0, rows, 1) as d:
+            r = src.next_row()
+            buf.try_acquire()
+            buf.acquire()
+            buf.fill(row=r)
+            if commit_every_row:
+                buf.commit()
+            else:
+                with d.first_iter():
+                    buf.commit()
+
+    @schedule
+    def drain_rows(buf: MemoryResource) -> None:
+        with domain_loop(0, rows, 1):
+            buf.try_wait()
+            buf.wait()
+            buf.drain()
+            if release:
+                buf.release()
+
+    tasks = [
+        Task(name="Drain", src_resources=[buffer], dst_resources=[], warp_idx=0, num_warps=4,
+             schedule=drain_rows(buffer)),
+        Task(name="Fill", src_resources=[source], dst_resources=[buffer], warp_idx=4,
+             num_warps=1, schedule=fill_rows(source, buffer)),
+    ]
+    return TaskManager(tasks=tasks, resource_dependency_graph={buffer: [source]},
+                       smem_allocator=allocator)
+'''
+
+
+def _errors(src):
+    return sorted({d.code for d in lint_source(src, "tutorial.py")
+                   if d.severity in (Severity.ERROR, Severity.WARNING)})
+
+
+def _program(rows_annotation, body_flags, driver):
+    return PRELUDE + f'''
+
+@cute.kernel
+def row_kernel(rows: {rows_annotation}):
+    tm = make_manager(rows, 2, {body_flags})
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def host(rows: {rows_annotation}):
+    row_kernel(rows).launch(grid=(1, 1, 1), block=(160, 1, 1))
+
+''' + driver
+
+
+SUBSCRIPTED_COMPILE = '''
+def run(rows: int = 64):
+    cute.compile[cute.FrontendNext, cute.GenerateLineInfo(True)](host, rows)
+
+
+if __name__ == "__main__":
+    run()
+'''
+
+
+def test_subscripted_compile_reaches_the_kernel_with_constexpr_values():
+    # `rows` stays a Python int (Constexpr): 64 rows but one commit -> the pipeline stalls
+    src = _program("cutlass.Constexpr", "commit_every_row=False", SUBSCRIPTED_COMPILE)
+    assert any(c.startswith("TS81") for c in _errors(src)), _errors(src)
+
+
+def test_int_parameter_is_dynamic_across_the_jit_boundary():
+    # `rows: int` is an Int32 in the kernel: the reference validates with a representative
+    # trip count, for which committing on the first row only is balanced
+    src = _program("int", "commit_every_row=False", SUBSCRIPTED_COMPILE)
+    assert _errors(src) == []
+
+
+def test_tuple_parameter_is_dynamic_across_the_jit_boundary():
+    src = PRELUDE + '''
+
+@cute.kernel
+def row_kernel(shape: Tuple[int, int]):
+    rows, _cols = shape
+    tm = make_manager(rows, 2, commit_every_row=False)
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def host(shape: Tuple[int, int]):
+    row_kernel(shape).launch(grid=(1, 1, 1), block=(160, 1, 1))
+
+
+if __name__ == "__main__":
+    cute.compile(host, (32, 128))
+'''
+    assert _errors(src) == []
+
+
+def test_kernel_launched_under_a_dynamic_if_is_analysed():
+    # `use_reference` is a traced Boolean in `host`: both branches are compiled, so the
+    # TS kernel in the else-branch is checked with the stage count the host passes
+    src = PRELUDE + '''
+
+@cute.kernel
+def plain_kernel():
+    pass
+
+
+@cute.kernel
+def row_kernel(rows: cutlass.Constexpr, stages: cutlass.Constexpr):
+    tm = make_manager(rows, stages, release=False)
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def host(rows: cutlass.Constexpr, use_reference: bool):
+    if use_reference:
+        plain_kernel().launch(grid=(1, 1, 1), block=(32, 1, 1))
+    else:
+        row_kernel(rows, 2).launch(grid=(1, 1, 1), block=(160, 1, 1))
+
+
+if __name__ == "__main__":
+    cute.compile(host, 16, False)
+'''
+    errors = _errors(src)
+    assert any(c.startswith("TS81") for c in errors), errors
+
+
+def test_group_members_built_under_unknown_const_expr_branch_are_not_ts706():
+    src = PRELUDE + '''
+from cutlass.experimental.task_scheduling.enums import PipelineGroupMode
+from cutlass.experimental.task_scheduling.resources import PipelineGroup
+
+
+@cute.kernel
+def fork_kernel(use_tma: cutlass.Constexpr[bool]):
+    if cutlass.const_expr(use_tma):
+        cfg_a = PipelineConfig.create_tma_async_pipeline_cfg(
+            num_stages=2, num_bytes=4096,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 1))
+    else:
+        cfg_a = PipelineConfig.create_async_async_pipeline_cfg(
+            num_stages=2,
+            producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+            consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32))
+    view_a = RowBuffer(name="view_a", pipeline_config=cfg_a)
+    cfg_b = PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=2,
+        producer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32),
+        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 32))
+    view_b = RowBuffer(name="view_b", pipeline_config=cfg_b)
+    both = PipelineGroup(name="both", members=[view_a, view_b], mode=PipelineGroupMode.Fork)
+    allocator = SmemAllocator()
+    allocator.add_resource(view_a)
+    allocator.add_pipeline_group(both)
+    allocator.compute_layout()
+'''
+    assert "TS706" not in _errors(src)
+
+
+def test_dynamic_domain_with_dynamic_start_is_not_probed():
+    src = '''
+from dataclasses import dataclass
+
+import cutlass
+import cutlass.cute as cute
+import cutlass.utils as utils
+
+from cutlass.experimental.task_scheduling.resources import (
+    MemoryResource, StageInfo, TileSchedulerConfig, WorkQueue, producer_work,
+)
+from cutlass.experimental.task_scheduling.schedule_builder import (
+    domain_loop, schedule, work_tile_loop,
+)
+from cutlass.experimental.task_scheduling.task import Task
+from cutlass.experimental.task_scheduling.task_manager import TaskManager
+
+
+class SegmentTask(Task):
+    def __init__(self, lengths, **kwargs):
+        super().__init__(**kwargs)
+        self._lengths = lengths
+
+    @cute.jit
+    def segment_length(self, tile_coord):
+        return self._lengths[tile_coord[0]]
+
+
+@dataclass
+class Sink(MemoryResource):
+    @producer_work
+    @cute.jit
+    def put(self, stage_info: StageInfo) -> None:
+        pass
+
+
+@cute.kernel
+def segment_kernel(lengths: cute.Tensor, params: object):
+    lane, _, _ = cute.arch.thread_idx()
+    sink = Sink(name="sink")
+    queue = WorkQueue(
+        tile_scheduler_config=TileSchedulerConfig.create_static_persistent_tile_scheduler_params(
+            tile_scheduler_params=params),
+        name="queue",
+    )
+
+    @schedule
+    def body(out: MemoryResource, wq: WorkQueue) -> None:
+        with work_tile_loop(wq):
+            with domain_loop(lane, SegmentTask.segment_length, 128):
+                out.put()
+            wq.try_wait()
+            wq.wait()
+            wq.get_and_advance_work_tile()
+            wq.release()
+
+    task = SegmentTask(lengths=lengths, name="Segments", src_resources=[queue],
+                       dst_resources=[sink], warp_idx=0, num_warps=4,
+                       schedule=body(sink, queue))
+    tm = TaskManager(tasks=[task], resource_dependency_graph={sink: [queue]})
+    tm.setup_resources_and_tasks()
+    tm.run()
+'''
+    assert "TS814" not in _errors(src)
+
+
+def test_merge_member_released_through_the_group_has_its_consumer_size_checked():
+    # the member's consumer tasks are the ones calling `grp.release()`: an AsyncUmma member
+    # still expects exactly one arrival per tcgen05.commit
+    from ts_runtime.rules.groups import merge_program
+    from ts_runtime.rules.pipeline_config import config
+    cfg_b = config("TmaUmma", 1, 1, var="cfg_b", cta_layout_vmnk="(1, 1, 1, 1)")
+    bad = merge_program(config("AsyncUmma", 32, 32, var="cfg_a"), cfg_b)
+    good = merge_program(config("AsyncUmma", 32, 1, var="cfg_a"), cfg_b)
+    assert "TS428" in _errors(bad)
+    assert "TS428" not in _errors(good)
