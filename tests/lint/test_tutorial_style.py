@@ -15,7 +15,8 @@ What these pin (each found by comparing ts-lint with the reference on tutorial v
 * a PipelineGroup whose members' configs are built under an unresolved `const_expr`
   branch is not reported as lacking a `pipeline_config` (TS706);
 * a dynamic-domain getter is probed (TS814) only when the loop start and step are
-  compile-time ints.
+  compile-time ints; a getter the class does not have is TS111 (the reference's
+  AttributeError).
 """
 from ts_runtime.diagnostics import Severity
 
@@ -312,6 +313,15 @@ def segment_kernel(lengths: cute.Tensor, params: object):
     tm.run()
 '''
     assert "TS814" not in _errors(src)
+    # the same program with a getter name the class does not have, or a getter looked up on
+    # a class that is no Task: the reference fails with AttributeError while tracing;
+    # ts-lint says TS111 at the bound
+    for bad, cls in (("SegmentTask.segment_lenght", "SegmentTask"), ("WorkQueue.get_domain", "WorkQueue")):
+        found = [d for d in lint_source(src.replace("SegmentTask.segment_length", bad), "tutorial.py")
+                 if d.severity is Severity.ERROR]
+        line = src[:src.index("SegmentTask.segment_length, 128")].count("\n") + 1
+        assert [(d.code, d.range.line) for d in found] == [("TS111", line)], found
+        assert f"type object '{cls}' has no attribute" in found[0].message
 
 
 def test_merge_member_released_through_the_group_has_its_consumer_size_checked():

@@ -463,6 +463,10 @@ class ExpressionsMixin:
                                    qualname=f"{obj.qualname}.__new__")
             owner, v = obj.lookup(name)
             if owner is None:
+                if node is not None and not name.startswith("__") and _class_lacks(obj, name):
+                    # the program would raise AttributeError here; rules that take a class
+                    # attribute (domain_loop's `MyTask.get_domain`) report it (TS111)
+                    self.__dict__.setdefault("missing_class_attrs", {})[id(node)] = (obj, name)
                 return UNKNOWN
             if isinstance(v, FuncVal):
                 if v.kind == "classmethod":
@@ -574,3 +578,18 @@ class ExpressionsMixin:
         if fr is None or not isinstance(fr.func, FuncVal) or fr.func.owner is None or fr.self_val is None:
             return UNKNOWN
         return SuperVal(fr.func.owner, fr.self_val)
+
+
+def _class_lacks(cls, name: str) -> bool:
+    """True only when `cls` surely has no attribute `name`: every class in its MRO is known
+    (user classes with resolved bases, and ts classes whose live ts_runtime class is
+    checked with hasattr) and none defines it. Anything unresolved answers False."""
+    for k in cls.mro:
+        if not isinstance(k, ClassVal) or any(not isinstance(b, ClassVal) for b in k.bases):
+            return False
+        if k.builtin is not None and k.builtin != "object":
+            if k.live is None or hasattr(k.live, name):
+                return False
+        if name in k.namespace:
+            return False
+    return True

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+import libcst as cst
+
 from ts_runtime.enums import FIRST_ITER, LAST_ITER, Every
 from ts_runtime.model import builder as B
 from ts_runtime.model.values import DynamicBound, SkipIf, check_every, is_static_int
@@ -268,6 +270,14 @@ def domain_loop(it, args, kwargs, call):
     rng = it.rng(call)
     bounds = tuple(model_bound(it, x) for x in args)
     unroll = kwargs.get("unroll", None)
+    missing = getattr(it, "missing_class_attrs", {})
+    for arg in getattr(call, "args", ())[:len(args)]:
+        rec = missing.get(id(arg.value)) if isinstance(arg.value, cst.Attribute) else None
+        if rec is not None:
+            cls, name = rec
+            it.ctx.report("TS111", f"type object '{cls.name}' has no attribute '{name}': a callable "
+                          "domain_loop() bound must be the `get_domain` method of the task's Task "
+                          "subclass (e.g. MyTask.get_domain)", it.rng(arg.value))
     if any(x is UNKNOWN for x in bounds):
         it.unknown(call, "a domain_loop() bound could not be resolved statically; checks that need the "
                    "trip count are skipped")
