@@ -18,6 +18,7 @@ See docs/checker.md for the algorithm and why the bounds used are sufficient.
 """
 from __future__ import annotations
 
+import gc
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -26,7 +27,7 @@ from ..diagnostics import Diagnostic, Related, Severity, TraceStep
 from .credits import FULL, Unknown
 from .expand import is_persistent_kernel, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore
-from .program import compile_program
+from .program import CompileContext, compile_program
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
 
@@ -73,6 +74,21 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     behaviour); mixed_skip: also run persistent kernels with some tiles skipped and some
     not.
     """
+    # The search allocates many small acyclic tuples; a cyclic-GC pass over a large host
+    # heap (cutlass loaded) in the middle of it costs more than the check itself.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_kernel(kernel, max_states=max_states, timeout=timeout, tiles=tiles, reduce=reduce,
+                             symmetry=symmetry, early_exit=early_exit, mixed_skip=mixed_skip,
+                             max_findings=max_findings)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early_exit, mixed_skip,
+                  max_findings) -> CheckResult:
     t0 = time.perf_counter()
     opts = kernel.options
     max_states = max_states if max_states is not None else (getattr(opts, "max_states", None) or 1_000_000)
@@ -97,7 +113,8 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
         counts = [tiles if tiles is not None else (2 if persistent else 1)]
     runs: List[RunResult] = []
     try:
-        progs = [compile_program(kernel, v, T) for T in counts
+        ctx = CompileContext(kernel)
+        progs = [compile_program(kernel, v, T, ctx) for T in counts
                  for v in variants(kernel, tiles=T, mixed_skip=mixed_skip)]
     except Unknown as exc:
         result.skipped = str(exc)

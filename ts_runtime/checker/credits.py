@@ -25,7 +25,7 @@ counts tasks listing the resource in `dst_resources` (producer ops) or `src_reso
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..enums import PipelineGroupMode, ScheduleStage
 from ..model.values import UNKNOWN, is_static_int
@@ -42,6 +42,7 @@ Acq, Cmt, Wai, Rel = (ScheduleStage.ProducerAcquire, ScheduleStage.ProducerCommi
 ROLE = {Acq: (0, EMPTY, -1, True), Cmt: (1, FULL, +1, False),
         Wai: (2, FULL, -1, True), Rel: (3, EMPTY, +1, False)}
 PRODUCER_OPS = (Acq, Cmt)
+_ROLE_BY_ID = {id(k): v for k, v in ROLE.items()}   # enum members are singletons; hashing them is slow
 
 
 class Unknown(Exception):
@@ -62,16 +63,14 @@ class Pool:
         return f"{what} credit of '{self.name}'" + (f" stage {self.phys}" if interleaved else "")
 
 
-@dataclass(frozen=True)
-class Move:
+class Move(NamedTuple):
     pool: int
     delta: int
     counter: int      # index into the event-total vector, -1 when n == 1
     n: int            # participants sharing one barrier round
 
 
-@dataclass(frozen=True)
-class StepCredit:
+class StepCredit(NamedTuple):
     block_pool: int = -1      # pool that must hold a credit for the step to run
     moves: tuple = ()         # (Move, ...)
 
@@ -97,12 +96,13 @@ def strides(res) -> tuple:
     return s
 
 
-def lane_info(task, res, role: int) -> Tuple[bool, int, int]:
+def lane_info(task, res, role: int, st: Optional[tuple] = None) -> Tuple[bool, int, int]:
     """(domain_lane, lane, stride) of `task` for one role on `res` (model.md §5.4).
 
     Warp-lane tasks (num_warps == stride) report lane 0; a stride of 1 is dense.
+    `st`: `strides(res)` when the caller has it.
     """
-    k = strides(res)[role]
+    k = (st if st is not None else strides(res))[role]
     if k <= 1:
         return False, 0, 1
     nw = task.num_warps
@@ -143,6 +143,10 @@ class CreditModel:
         self.counters: List[tuple] = []          # (pool, stage)
         self._counter_index: Dict[tuple, int] = {}
         self.interleaved: Dict[int, bool] = {}
+        self._part_cache: Dict[tuple, int] = {}  # (rid, stage) -> participants
+        self._occ_cache: Dict[int, bool] = {}    # rid -> whether the occurrence picks the pool
+        self._eff_cache: Dict[tuple, StepCredit] = {}
+        self.strides: Dict[int, tuple] = {}      # rid -> interleave strides
         res = kernel.resources
         tasks = kernel.tasks
         # --- which resources are domain interleaved
@@ -153,8 +157,11 @@ class CreditModel:
                 if not tracked(r):
                     continue
                 roles = ([0, 1] if rid in t.dst else []) + ([2, 3] if rid in t.src else [])
+                st = self.strides.get(rid)
+                if st is None:
+                    st = self.strides[rid] = strides(r)
                 for role in roles:
-                    info = lane_info(t, r, role)
+                    info = lane_info(t, r, role, st)
                     self._lanes[(ti, rid, role)] = info
                     if info[0]:
                         self.interleaved[rid] = True
@@ -178,13 +185,15 @@ class CreditModel:
                 if s.stage in ROLE:
                     self._performers.setdefault((s.resource, s.stage), set()).add(ti)
         # --- per-step effects
-        self.effects: List[List[StepCredit]] = []
-        for ti, steps in enumerate(task_steps):
-            occ: Dict[tuple, int] = {}
-            eff = []
-            for s in steps:
-                eff.append(self._effect(ti, s, occ))
-            self.effects.append(eff)
+        self.effects: List[List[StepCredit]] = [self.task_effects(ti, steps)
+                                                for ti, steps in enumerate(task_steps)]
+
+    def task_effects(self, ti: int, steps: Sequence) -> List[StepCredit]:
+        """The credit effect of every step of task `ti`'s list `steps`. In "checker" mode
+        effects do not depend on the other tasks' lists, so one model serves every
+        variant of a kernel (the pools are the same)."""
+        occ: Dict[tuple, int] = {}
+        return [self._effect(ti, s, occ) for s in steps]
 
     # ------------------------------------------------------------------ helpers
     def _pool(self, cid, phys, kind, initial) -> int:
@@ -214,6 +223,13 @@ class CreditModel:
 
     def _participants(self, rid: int, stage) -> int:
         """N for events of `stage` on resource `rid` (domain-lane tasks count as one)."""
+        key = (rid, stage)
+        n = self._part_cache.get(key)
+        if n is None:
+            n = self._part_cache[key] = self._count_participants(rid, stage)
+        return n
+
+    def _count_participants(self, rid: int, stage) -> int:
         tasks = self.kernel.tasks
         role = ROLE[stage][0]
         if self.mode == "table":
@@ -239,17 +255,44 @@ class CreditModel:
     def _move(self, pool: int, stage, delta: int, n: int) -> Move:
         return Move(pool, delta, self._counter(pool, stage) if n > 1 else -1, n)
 
+    def _occ_matters(self, rid) -> bool:
+        """Whether the occurrence number of an op on `rid` selects its pool (a domain-
+        interleaved resource, or a group with such a member)."""
+        v = self._occ_cache.get(rid)
+        if v is None:
+            r = self.kernel.resources.get(rid)
+            if r is None:
+                v = False
+            elif r.is_group:
+                v = any(self.interleaved.get(m) for m in r.members)
+            else:
+                v = bool(self.interleaved.get(rid))
+            self._occ_cache[rid] = v
+        return v
+
     def _effect(self, ti: int, step, occ: dict) -> StepCredit:
         stage = step.stage
-        if stage not in ROLE:
+        sid = id(stage)
+        if sid not in _ROLE_BY_ID:
             return NO_CREDIT
+        rid = step.resource
+        k = (rid, sid)
+        o = occ.get(k, 0)
+        occ[k] = o + 1
+        # the effect is a function of (task, resource, stage) and, on interleaved
+        # resources, of the occurrence number: computed once per key
+        ck = (ti, rid, sid, o if self._occ_matters(rid) else -1)
+        eff = self._eff_cache.get(ck)
+        if eff is None:
+            eff = self._eff_cache[ck] = self._effect_of(ti, rid, stage, o)
+        return eff
+
+    def _effect_of(self, ti: int, rid: int, stage, o: int) -> StepCredit:
         res = self.kernel.resources
-        r = res.get(step.resource)
+        r = res.get(rid)
         if r is None or r.is_work_queue:
             return NO_CREDIT
         _, kind, delta, blocking = ROLE[stage]
-        o = occ.get((step.resource, stage), 0)
-        occ[(step.resource, stage)] = o + 1
         if r.is_group:
             mode = r.group_mode
             if mode is PipelineGroupMode.Fork and stage is Cmt:

@@ -81,15 +81,48 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     pdl_idx = lay.pdl_idx
     held_idx = lay.held_idx
     ops = prog.ops
-    lens = prog.lengths
     alias = prog.alias
     has_alias = bool(prog.aliased)
     check_pdl = prog.has_pdl_launch
     por = por_tables(prog) if reduce else None
     classes = symmetry_classes(prog) if symmetry else []
-    canon = make_canonicalizer(classes, T, held_idx) if classes else None
+    # Held tuples are interned: the state stores a small int (index into held_tab), so
+    # states hash as int tuples and each held transition is computed once (apply_memo).
+    held_tab: List[tuple] = [()]
+    held_ids: Dict[tuple, int] = {(): 0}
+    apply_memo: Dict[tuple, int] = {}
+
+    def intern(h: tuple) -> int:
+        hid = held_ids.get(h)
+        if hid is None:
+            hid = held_ids[h] = len(held_tab)
+            held_tab.append(h)
+        return hid
+
+    canon = make_canonicalizer(classes, T, held_idx, held_tab.__getitem__, intern) if classes else None
+    tasks = range(T)
+
+    # Per task and position (one extra position past the end): the state index of the
+    # pool the step blocks on (-1: never blocks; -2: the task has finished), the step's
+    # effect on the state (Op.effect) and its pending aliased access (Op.pend).
+    block_at, eff_at, pend_at, launch_at = [], [], [], []
+    tables = prog.task_tables
+    for tops in ops:
+        key = ("explore", id(tops))
+        tt = tables.get(key)
+        if tt is None:
+            tt = tables[key] = ([op.bidx for op in tops] + [-2], [op.effect for op in tops],
+                                [op.pend for op in tops], [op.pdl == PDL_LAUNCH for op in tops])
+        block_at.append(tt[0])
+        eff_at.append(tt[1])
+        pend_at.append(tt[2])
+        launch_at.append(tt[3])
+    if por is not None:
+        inv, dm, suf = por.invisible, por.dmask, por.suffix_dmask
+    race_memo: Dict[tuple, tuple] = {}
 
     init = prog.initial_state()
+    init = init[:held_idx] + (intern(init[held_idx]),)
     visited: Dict[tuple, Optional[tuple]] = {init: None}
     seen_cursors = {init[:T]} if cursor_keyed else None
     queue = deque([init])
@@ -98,23 +131,29 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     explored = 0
 
     def successor(s: tuple, i: int) -> tuple:
-        op = ops[i][s[i]]
+        simple, rounds, pdl_wait, held, eidx = eff_at[i][s[i]]
         lst = list(s)
         lst[i] += 1
-        for mv in op.moves:
-            if mv.n == 1:
-                lst[coff + mv.pool] += mv.delta
-            else:
-                k = toff + mv.counter
-                t = (lst[k] + 1) % mv.n
-                lst[k] = t
-                if t == 0:
-                    lst[coff + mv.pool] += mv.delta
-        if op.pdl == 1:
+        for k, d in simple:
+            lst[k] += d
+        for k, n, c, d in rounds:
+            t = (lst[k] + 1) % n
+            lst[k] = t
+            if t == 0:
+                lst[c] += d
+        if pdl_wait:
             lst[pdl_idx] = 1
-        if op.held:
-            lst[held_idx] = apply_held(s[held_idx], op.held, i, op.eidx)
+        if held:
+            key = (s[held_idx], held, i, eidx)
+            hid = apply_memo.get(key)
+            if hid is None:
+                hid = apply_memo[key] = intern(apply_held(held_tab[s[held_idx]], held, i, eidx))
+            lst[held_idx] = hid
         return tuple(lst)
+
+    def decoded(s: tuple) -> tuple:
+        """The state with its held tuple in place of the interned id."""
+        return s[:held_idx] + (held_tab[s[held_idx]],)
 
     def path_to(s: tuple):
         """Shortest path to `s` as (real task, position) plus the frame map of `s`."""
@@ -148,7 +187,33 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
         real = tuple(frame[t] for t in tasks)
         detail = dict(detail)
         detail["frame"] = frame
-        result.findings.append(Finding(kind, key, s, path, real, detail, explored))
+        result.findings.append(Finding(kind, key, decoded(s), path, real, detail, explored))
+
+    def races(held: tuple, pending: tuple) -> tuple:
+        """The racing pairs among the held entries and the pending accesses:
+        ((key, writer task, other task, detail), ...)."""
+        items = [(e[0], e[1], e[2], e[3], e[6], False) for e in held if e[2] != PROD_HELD]
+        for i, p in pending:
+            items.append((p[0], p[1], p[2], i, p[3], True))
+        out = []
+        n = len(items)
+        for a in range(n):
+            xa = items[a]
+            for b in range(a + 1, n):
+                xb = items[b]
+                if xa[3] == xb[3] or xa[0] == xb[0]:
+                    continue
+                if xa[2] not in WRITES and xb[2] not in WRITES:
+                    continue
+                if xa[1] != xb[1] and xa[1] != -1 and xb[1] != -1:
+                    continue
+                ov = alias.get((xa[0], side_of(xa[2]), xb[0], side_of(xb[2])))
+                if ov is None:
+                    continue
+                w, o = (xa, xb) if xa[2] in WRITES else (xb, xa)
+                key = (RACE, frozenset({(w[3], w[4], w[0], w[2]), (o[3], o[4], o[0], o[2])}))
+                out.append((key, w[3], o[3], {"writer": w, "other": o, "overlap": ov}))
+        return tuple(out)
 
     stop = False
     while queue and not stop:
@@ -159,21 +224,18 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
             break
         enabled = []
         blocked = []
-        for i in range(T):
-            c = s[i]
-            if c < lens[i]:
-                op = ops[i][c]
-                b = op.block
-                if b < 0 or s[coff + b] > 0:
-                    enabled.append(i)
-                else:
-                    blocked.append(i)
+        for i in tasks:
+            b = block_at[i][s[i]]
+            if b == -1 or (b >= 0 and s[b] > 0):
+                enabled.append(i)
+            elif b >= 0:
+                blocked.append(i)
         if not enabled:
             if not blocked:
                 result.complete_states += 1
                 if result.complete_path is None:
                     result.complete_path, _ = path_to(s)
-                    result.complete_state = s
+                    result.complete_state = decoded(s)
                     result.complete_no = explored
             else:
                 key = (DEADLOCK, tuple((i, ops[i][s[i]].eidx) for i in blocked))
@@ -183,40 +245,28 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                     break
             continue
         if has_alias:
-            held = s[held_idx]
-            items = [(e[0], e[1], e[2], e[3], e[6], False) for e in held if e[2] != PROD_HELD]
+            hid = s[held_idx]
+            pending = []
             for i in enabled:
-                p = ops[i][s[i]].pending
+                p = pend_at[i][s[i]]
                 if p is not None:
-                    items.append((p[0], p[1], p[2], i, ops[i][s[i]].eidx, True))
-            n = len(items)
-            if n > 1:
-                for a in range(n):
-                    xa = items[a]
-                    for b in range(a + 1, n):
-                        xb = items[b]
-                        if xa[3] == xb[3] or xa[0] == xb[0]:
-                            continue
-                        if xa[2] not in WRITES and xb[2] not in WRITES:
-                            continue
-                        if xa[1] != xb[1] and xa[1] != -1 and xb[1] != -1:
-                            continue
-                        ov = alias.get((xa[0], side_of(xa[2]), xb[0], side_of(xb[2])))
-                        if ov is None:
-                            continue
-                        w, o = (xa, xb) if xa[2] in WRITES else (xb, xa)
-                        key = (RACE, frozenset({(w[3], w[4], w[0], w[2]), (o[3], o[4], o[0], o[2])}))
-                        record(RACE, key, s, (w[3], o[3]),
-                               {"writer": w, "other": o, "overlap": ov})
+                    pending.append((i, p))
+            if hid or len(pending) > 1:
+                rk = (hid, tuple(pending))
+                found = race_memo.get(rk)
+                if found is None:
+                    found = race_memo[rk] = races(held_tab[hid], pending)
+                for key, wt, ot, detail in found:
+                    if key not in seen_keys:
+                        record(RACE, key, s, (wt, ot), detail)
                         if early_exit:
                             stop = True
-            if stop:
-                break
+                if stop:
+                    break
         if check_pdl and not s[pdl_idx]:
             for i in enabled:
-                op = ops[i][s[i]]
-                if op.pdl == PDL_LAUNCH:
-                    record(PDL, (PDL, i, op.eidx), s, (i,), {})
+                if launch_at[i][s[i]]:
+                    record(PDL, (PDL, i, ops[i][s[i]].eidx), s, (i,), {})
                     if early_exit:
                         stop = True
             if stop:
@@ -224,23 +274,46 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
         # ---- successors
         choice = enabled
         if por is not None and len(enabled) > 1:
-            inv, dm, suf = por.invisible, por.dmask, por.suffix_dmask
+            other_all = None
             for i in enabled:
                 c = s[i]
                 if not inv[i][c]:
                     continue
                 m = dm[i][c]
                 if m:
+                    if other_all is None:
+                        # per task: the pools other tasks decrement at or after their cursor
+                        sufs = [suf[j][s[j]] for j in tasks]
+                        other_all = sufs
                     other = 0
-                    for j in range(T):
+                    for j in tasks:
                         if j != i:
-                            other |= suf[j][s[j]]
+                            other |= other_all[j]
                     if m & other:
                         continue
                 choice = (i,)
                 break
         for i in choice:
-            t = successor(s, i)
+            # successor(s, i), inlined
+            simple, rounds, pdl_wait, hact, eidx = eff_at[i][s[i]]
+            lst = list(s)
+            lst[i] += 1
+            for k, d in simple:
+                lst[k] += d
+            for k, n, c, d in rounds:
+                v = (lst[k] + 1) % n
+                lst[k] = v
+                if v == 0:
+                    lst[c] += d
+            if pdl_wait:
+                lst[pdl_idx] = 1
+            if hact:
+                hk = (s[held_idx], hact, i, eidx)
+                hid = apply_memo.get(hk)
+                if hid is None:
+                    hid = apply_memo[hk] = intern(apply_held(held_tab[s[held_idx]], hact, i, eidx))
+                lst[held_idx] = hid
+            t = tuple(lst)
             perm = None
             if canon is not None:
                 t, perm = canon(t)

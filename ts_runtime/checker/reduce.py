@@ -53,45 +53,68 @@ class PorTables:
         self.suffix_dmask = suffix_dmask
 
 
+def _task_por(tops) -> tuple:
+    n = len(tops)
+    # a step is visible if it changes held entries or the PDL flag or is a pending access,
+    # or if the task's following step is a pending access or a launch
+    nxt_vis = [op.pending is not None or op.pdl == PDL_LAUNCH for op in tops]
+    nxt_vis.append(False)
+    inv = [not (op.held or op.pdl or nxt_vis[c] or nxt_vis[c + 1]) for c, op in enumerate(tops)]
+    masks = [op.dmask for op in tops]
+    suf = [0] * (n + 1)
+    acc = 0
+    for c in range(n - 1, -1, -1):
+        acc |= masks[c]
+        suf[c] = acc
+    return inv, masks, suf
+
+
 def por_tables(prog: Program) -> PorTables:
+    cache = prog.task_tables
     invisible, dmask, suffix = [], [], []
     for tops in prog.ops:
-        n = len(tops)
-        inv = []
-        for c, op in enumerate(tops):
-            nxt = tops[c + 1] if c + 1 < n else None
-            visible = bool(op.held) or op.pdl != 0 or op.pending is not None or (
-                nxt is not None and (nxt.pending is not None or nxt.pdl == PDL_LAUNCH))
-            inv.append(not visible)
-        masks = [op.dmask for op in tops]
-        suf = [0] * (n + 1)
-        for c in range(n - 1, -1, -1):
-            suf[c] = suf[c + 1] | masks[c]
-        invisible.append(inv)
-        dmask.append(masks)
-        suffix.append(suf)
+        key = ("por", id(tops))
+        t = cache.get(key)
+        if t is None:
+            t = cache[key] = _task_por(tops)
+        invisible.append(t[0])
+        dmask.append(t[1])
+        suffix.append(t[2])
     return PorTables(invisible, dmask, suffix)
 
 
 def symmetry_classes(prog: Program) -> List[Tuple[int, ...]]:
     """Classes (size >= 2) of tasks with identical compiled programs."""
-    by_sig = {}
+    # a cheap key first: only tasks that agree on it are compared in full
+    by_pre = {}
     for i, tops in enumerate(prog.ops):
-        sig = tuple(op.signature() for op in tops)
-        by_sig.setdefault(sig, []).append(i)
-    return [tuple(v) for v in by_sig.values() if len(v) > 1]
+        pre = (len(tops), tops[0].signature(), tops[-1].signature()) if tops else (0,)
+        by_pre.setdefault(pre, []).append(i)
+    out = []
+    for group in by_pre.values():
+        if len(group) < 2:
+            continue
+        by_sig = {}
+        for i in group:
+            sig = tuple(op.signature() for op in prog.ops[i])
+            by_sig.setdefault(sig, []).append(i)
+        out.extend(tuple(v) for v in by_sig.values() if len(v) > 1)
+    out.sort()
+    return out
 
 
-def make_canonicalizer(classes: Sequence[Tuple[int, ...]], ntasks: int, held_idx: int):
+def make_canonicalizer(classes: Sequence[Tuple[int, ...]], ntasks: int, held_idx: int,
+                       decode=None, encode=None):
     """Returns canon(state) -> (canonical state, permutation or None).
 
     The permutation maps a task index of the given state to its index in the canonical
-    state.
+    state. `decode` / `encode` map the state's held component to the held tuple and back
+    (the search stores an interned id there).
     """
     classes = [tuple(c) for c in classes]
 
     def canon(s: tuple):
-        held = s[held_idx]
+        held = s[held_idx] if decode is None else decode(s[held_idx])
         perm: Optional[list] = None
         for g in classes:
             if held:
@@ -111,7 +134,8 @@ def make_canonicalizer(classes: Sequence[Tuple[int, ...]], ntasks: int, held_idx
         for old in range(ntasks):
             lst[perm[old]] = s[old]
         if held:
-            lst[held_idx] = tuple(sorted(e[:3] + (perm[e[3]],) + e[4:] for e in held))
+            h = tuple(sorted(e[:3] + (perm[e[3]],) + e[4:] for e in held))
+            lst[held_idx] = h if encode is None else encode(h)
         return tuple(lst), tuple(perm)
 
     return canon
