@@ -122,7 +122,9 @@ def lane_info(task, res, role: int, st: Optional[tuple] = None) -> Tuple[bool, i
 
 def _num_stages(res) -> int:
     s = res.pipeline.num_stages
-    if not is_static_int(s) or s <= 0:
+    # 0 stages is a real configuration (no slot is ever free: the first acquire blocks, as
+    # the reference reports it); a negative count is not one
+    if not is_static_int(s) or s < 0:
         raise Unknown(f"num_stages of '{res.label}' is unknown")
     return s
 
@@ -169,6 +171,8 @@ class CreditModel:
         for rid, r in res.items():
             if tracked(r):
                 S = _num_stages(r)
+                if S == 0 and self.interleaved.get(rid):
+                    raise Unknown(f"'{r.label}' has 0 stages and interleaved lanes")
                 if self.interleaved.get(rid):
                     for k in range(S):
                         self._pool(rid, k, FULL, 0)

@@ -257,7 +257,10 @@ def _cursor_params(kernel, task, rid, ti=None, credits=None, aow=None) -> tuple:
     for role in range(4):
         info = credits._lanes.get((ti, rid, role)) if credits is not None else None
         lanes.append((info if info is not None else lane_info(task, r, role, st))[1])
-    return (r.pipeline.num_stages, st, aoa, aow, lanes[0] if aoa else lanes[1], lanes[1], lanes[2], lanes[3])
+    # a 0-stage ring has no slot ever free (its empty pool starts at 0, so the first acquire
+    # blocks); its cursors still need a modulus
+    return (r.pipeline.num_stages or 1, st, aoa, aow, lanes[0] if aoa else lanes[1], lanes[1], lanes[2],
+            lanes[3])
 
 
 class _Cursors:

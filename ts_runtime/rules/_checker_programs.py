@@ -225,6 +225,9 @@ def opaque_program() -> str:
 VALID_PIPE = pipe_program()
 BLOCKED = pipe_program(load=["src.consumer_work()", "buf.acquire()", "buf.producer_work()", "buf.commit()"],
                        store=["buf.wait()", "buf.consumer_work()  # expect: TS810", "out.producer_work()"])
+# a 0-stage ring: no slot is ever free, so the producer's first acquire blocks
+ZERO_STAGES = pipe_program(load=["src.consumer_work()", "buf.acquire()  # expect: TS810", "buf.producer_work()",
+                                 "buf.commit()"], stages=0)
 EXTRA_COMMIT = pipe_program(load=LOAD + ["buf.commit()  # expect: TS811"])
 NOT_RELEASED = pipe_program(load=["src.consumer_work()", "buf.acquire()", "buf.producer_work()", "buf.commit()"],
                             store=["buf.wait()", "buf.consumer_work()  # expect: TS812", "out.producer_work()"],

@@ -196,7 +196,7 @@ class ScheduleBlocked(_TableRule):
     """
     code = "TS810"
     VALID = [programs.VALID_PIPE]
-    INVALID = [programs.BLOCKED]
+    INVALID = [programs.BLOCKED, programs.ZERO_STAGES]
     name = "schedule-blocked"
 
     def check(self, kernel):
