@@ -65,3 +65,30 @@ def test_pipeline_group_importable_from_resources():
     from ts_runtime.pipeline_group import PipelineGroup as direct
     from ts_runtime.resources import PipelineGroup
     assert PipelineGroup is direct
+
+
+def test_graph_key_with_an_empty_upstream_list_is_in_the_graph():
+    # a second sink only written by the task, listed as `mark: []`, appears in the
+    # dependency graph (TS355 stays silent); not listing it at all is TS355
+    from ts_runtime.diagnostics import ScheduleValidationError
+    from ts_runtime.task import Task
+    from ts_runtime.task_manager import TaskManager
+
+    def manager(with_key):
+        counter, log, mark = Counter(name="counter"), Log(name="log"), Log(name="mark")
+
+        @schedule
+        def body(c: MemoryResource, out: MemoryResource, flag: MemoryResource) -> None:
+            with domain_loop(0, 4, 1):
+                t = c.read()
+                out.write(tick=t)
+                flag.write(tick=t)
+
+        task = Task(name="Tick", src_resources=[counter], dst_resources=[log, mark], warp_idx=0,
+                    num_warps=1, schedule=body(counter, log, mark))
+        graph = {log: [counter], mark: []} if with_key else {log: [counter]}
+        return TaskManager(tasks=[task], resource_dependency_graph=graph)
+
+    manager(True)
+    with pytest.raises(ScheduleValidationError, match="TS355"):
+        manager(False)

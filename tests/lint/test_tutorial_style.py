@@ -334,3 +334,107 @@ def test_merge_member_released_through_the_group_has_its_consumer_size_checked()
     good = merge_program(config("AsyncUmma", 32, 1, var="cfg_a"), cfg_b)
     assert "TS428" in _errors(bad)
     assert "TS428" not in _errors(good)
+
+
+def _codes(src, severities=(Severity.ERROR, Severity.WARNING, Severity.INFO)):
+    return sorted({d.code for d in lint_source(src, "tutorial.py") if d.severity in severities})
+
+
+def _with_graph(graph, extra_dst="", extra_ops=""):
+    return PRELUDE.replace(
+        "dst_resources=[buffer], warp_idx=4",
+        f"dst_resources=[buffer{extra_dst}], warp_idx=4",
+    ).replace(
+        "resource_dependency_graph={buffer: [source]}",
+        f"resource_dependency_graph={graph}",
+    ).replace(
+        "            if commit_every_row:\n",
+        extra_ops + "            if commit_every_row:\n",
+    )
+
+
+def test_graph_key_with_an_empty_upstream_list_counts_as_in_the_graph():
+    # a dst-only resource listed as `marker: []` appears in the dependency graph (the
+    # reference accepts it); leaving it out entirely is TS355
+    src = _with_graph("{buffer: [source], marker: []}", ", marker", "            marker.mark()\n")
+    src = src.replace("def make_manager(rows, stages, commit_every_row=True, release=True):", '''@dataclass
+class Marker(MemoryResource):
+    @producer_work
+    @cute.jit
+    def mark(self, stage_info: StageInfo) -> None:
+        pass
+
+
+def make_manager(rows, stages, commit_every_row=True, release=True):
+    marker = Marker(name="marker")''').replace(
+        "def fill_rows(src: MemoryResource, buf: MemoryResource) -> None:",
+        "def fill_rows(src: MemoryResource, buf: MemoryResource, marker: MemoryResource) -> None:",
+    ).replace("schedule=fill_rows(source, buffer)", "schedule=fill_rows(source, buffer, marker)")
+    program = src + '''
+
+def build():
+    make_manager(8, 2)
+'''
+    assert _errors(program) == []
+    missing = program.replace("{buffer: [source], marker: []}", "{buffer: [source]}")
+    assert _errors(missing) == ["TS355"]
+
+
+def _layout_helper_program(consumer_size):
+    # the UmmaAsync config is built by a `@cute.jit` helper whose layout parameter is
+    # annotated `cute.Layout`, called with a plain tuple
+    from ts_runtime.rules.pipeline_config import P1C4, program
+    helper = f'''
+import cutlass.cute as cute
+
+
+@cute.jit
+def acc_config(cluster_vmnk: cute.Layout):
+    return PipelineConfig.create_umma_async_pipeline_cfg(
+        num_stages=2,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, {consumer_size}),
+        cta_layout_vmnk=cluster_vmnk,
+    )
+
+
+def build():'''
+    src = program("cfg = acc_config((2, 1, 1, 1))", P1C4)
+    assert src.count("\ndef build():") == 1
+    return src.replace("\ndef build():", helper, 1)
+
+
+def test_layout_annotated_helper_parameter_keeps_the_tuple_it_is_passed():
+    # a `@cute.jit` helper called from Python / traced code gets the tuple itself (only a
+    # JIT boundary makes arguments dynamic), so the arrival count is checked against the
+    # 2-CTA layout instead of being reported as an opaque layout (TS432)
+    good, bad = _layout_helper_program(256), _layout_helper_program(128)
+    assert "TS432" not in _codes(good) and _errors(good) == [], _codes(good)
+    assert "TS425" in _errors(bad), _codes(bad)
+
+
+_SUBTILE_STORE = PRELUDE.replace('''            buf.drain()
+            if release:
+                buf.release()''', '''            for part in cutlass.range_constexpr(epilogue_parts()):
+                buf.drain()
+            if release:
+                buf.release()''') + '''
+
+def epilogue_parts():
+    import some_tiling_library
+    return some_tiling_library.parts()
+
+
+def build():
+    make_manager(8, 2, release=RELEASE)
+'''
+
+
+def test_work_only_loop_over_an_unknown_count_keeps_the_schedule_analysed():
+    # the subtile count comes from a library ts-lint does not read; the loop holds work calls
+    # only, so the task's sync structure is known and a missing release is still found
+    assert _errors(_SUBTILE_STORE.replace("RELEASE", "True")) == []
+    assert any(c.startswith("TS81") for c in _errors(_SUBTILE_STORE.replace("RELEASE", "False")))
+    # a loop over an unknown count around a pipeline op still leaves the schedule unknown
+    opaque = _SUBTILE_STORE.replace("                buf.drain()\n", "                buf.drain()\n                buf.release()\n", 1)
+    assert _errors(opaque.replace("RELEASE", "False")) == []

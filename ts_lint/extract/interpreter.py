@@ -221,7 +221,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                     continue
                 ann = p.annotation.annotation if p.annotation is not None else None
                 if ann is not None and self.ts.runtime_annotation(ann, func.closure):
-                    bound[p.name.value] = RUNTIME
+                    # a helper called from traced code gets the Python value it is passed
+                    # (a layout / shape tuple stays a tuple); only a boundary makes it dynamic
+                    if boundary or bound[p.name.value] is UNKNOWN:
+                        bound[p.name.value] = RUNTIME
                 elif boundary and (ann is None or not self.ts.constexpr_annotation(ann, func.closure)):
                     bound[p.name.value] = _dynamic(bound[p.name.value])
         return bound

@@ -326,6 +326,11 @@ class StatementsMixin:
     def _x_for(self, node: cst.For, scope):
         it = self.eval(node.iter, scope)
         seq = self.iterate(it)
+        if seq is None and self.capture is not None and _work_only_range_loop(node):
+            # `for i in range_constexpr(n)` with n unknown around work calls only (no
+            # pipeline / work-queue / PDL op): the sync structure does not depend on n, so
+            # the body is traced once with an unknown index instead of dropping the schedule
+            seq = [UNKNOWN]
         if seq is None:
             self.skip(node, scope, node.iter, "iterable")
             return
@@ -435,3 +440,39 @@ class StatementsMixin:
         finally:
             if node.finalbody is not None:
                 self.exec_block(node.finalbody.body, scope)
+
+
+# names whose call in a schedule is a pipeline, work-queue or PDL op (not a work call)
+_SYNC_OP_NAMES = frozenset({
+    "try_acquire", "acquire", "commit", "try_wait", "wait", "release",
+    "fetch_work_tile", "get_and_advance_work_tile", "wait_griddep", "launch_griddep",
+})
+
+
+def _work_only_range_loop(node: cst.For) -> bool:
+    """`for x in range(...)` / `range_constexpr(...)` whose body holds only simple
+    statements and no call of a sync op (and no else clause)."""
+    it = node.iter
+    if node.orelse is not None or not isinstance(it, cst.Call):
+        return False
+    f = it.func
+    fname = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+    if fname not in ("range", "range_constexpr"):
+        return False
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else [node.body]
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Call(self, call):
+            g = call.func
+            if isinstance(g, cst.Attribute) and g.attr.value in _SYNC_OP_NAMES:
+                found.append(call)
+
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if not isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.Pass)):
+                return False
+        stmt.visit(_V())
+    return not found

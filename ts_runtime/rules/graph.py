@@ -236,6 +236,8 @@ class ResourceMissingFromGraph(Rule):
         for e in kernel.graph:
             in_graph.add(e.upstream)
             in_graph.add(e.downstream)
+        for rid, _rng in getattr(kernel, "graph_keys", ()):   # a key with an empty list counts
+            in_graph.add(rid)
         done = set()
         for t in kernel.tasks:
             for rid in t.resources:
