@@ -69,7 +69,8 @@ class SmemAllocation:
     alignment: int = 128
     dtype: Any = None
     count: int = 1
-    offset: Optional[int] = None
+    offset: Optional[int] = 0          # as the reference: 0 until compute_layout() places it (TS715
+                                       # warns about a task's allocation that is never placed)
 
     def __post_init__(self):
         if self.dtype is not None and not self.size_bytes:

@@ -241,4 +241,5 @@ def allocator_model(alloc, space: str):
         out.alias_groups = alloc.model().alias_groups
     if space == "smem":
         out.groups = [id(g) for g in getattr(alloc, "groups", [])]
+    out.complete = hasattr(alloc, "model")   # alias groups known too
     return out

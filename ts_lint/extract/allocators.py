@@ -264,4 +264,5 @@ class AllocatorsMixin:
                                 for g in a.alias_groups]
         if space == "smem" and not getattr(a, "groups_unknown", False):
             out.groups = [g.rid for g in a.groups]
+        out.complete = not a.uncertain
         return out

@@ -233,6 +233,7 @@ class AllocatorModel:
     range: SourceRange = UNKNOWN_RANGE
     alias_groups: list = field(default_factory=list)     # [[[AllocationModel] phase] group]
     groups: Optional[list] = None    # rids of the PipelineGroups given to add_pipeline_group (None: unknown)
+    complete: bool = False           # `allocations` / `alias_groups` hold everything that was added
 
     @property
     def total(self):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import textwrap
 from typing import Iterable
 
-from ..diagnostics import Related
+from ..diagnostics import Related, Severity
 from ..model.registers import (REGISTER_FILE, WARPS_PER_GROUP, default_registers, register_usage,
                                warp_groups)
 from ..model.values import UNKNOWN, is_static_int
@@ -286,6 +286,67 @@ class SmemCapacityExceeded(Rule):
                             f"hardware capacity ({cap} B). Reduce buffer sizes, pipeline stages, or use alias groups "
                             "to share physical memory", kernel.at("smem_allocator"),
                             related=[Related(s.range, "the allocator is created here")])
+
+
+_NOT_ADDED = memory_program(alloc="smem = SmemAllocator(); smem.compute_layout()").replace(
+    'Staging(name="staging", size=4096)', 'Staging(name="staging", size=4096)  # expect: TS715')
+
+
+@register
+class ResourceNotAllocated(Rule):
+    """
+    A task's resource declares SMEM / TMEM allocations that the manager's allocator never laid out.
+
+    ## What it does
+    For every resource of the manager's tasks, each allocation its
+    `get_smem_requirements()` / `get_tmem_requirements()` returns must have been added to
+    the `SmemAllocator` / `TmemAllocator` given to the `TaskManager` (by
+    `add_resource`, `add`, an alias group or a pipeline group's members) before
+    `compute_layout()`. Only runs when the allocator is attached and everything added to
+    it is known.
+
+    ## Why is this bad?
+    The allocation never gets an offset and no SMEM is reserved for it: work that reads
+    the buffer through the allocator fails while the kernel is traced (the reference:
+    `'NoneType' object has no attribute 'data_ptr'`), and work that computes its own
+    address overlaps whatever the allocator placed there. A warning, because a program
+    that never uses the allocation still runs.
+
+    ## Example
+    `allocator = SmemAllocator(); allocator.compute_layout()` without
+    `allocator.add_resource(smem_buffer)`.
+
+    ## Use instead
+    `allocator.add_resource(smem_buffer)` before `allocator.compute_layout()`.
+    """
+    code = "TS715"
+    name = "resource-not-allocated"
+    severity = Severity.WARNING       # fatal only when the work reads the buffer through its offset
+    order = ORDER_SMEM - 1
+    VALID = [VALID]
+    INVALID = [_NOT_ADDED]
+
+    def check(self, kernel) -> Iterable:
+        for space, alloc, label, kw in (("smem", kernel.smem_allocator, "SmemAllocator", "smem_allocator"),
+                                        ("tmem", kernel.tmem_allocator, "TmemAllocator", "tmem_allocator")):
+            if alloc is None or not getattr(alloc, "complete", False):
+                continue
+            laid_out = {a.name for a in alloc.allocations}
+            laid_out |= {a.name for g in alloc.alias_groups for ph in g for a in ph}
+            if "?" in laid_out:
+                continue
+            for r in kernel.resources.values():
+                if r.is_group:
+                    continue
+                missing = [a.name for a in getattr(r, space, ()) if a.name != "?" and a.name not in laid_out]
+                if missing:
+                    names = ", ".join(f"'{n}'" for n in missing)
+                    yield self.diag(f"resource '{r.label}' needs {space.upper()} allocation(s) {names} but was not "
+                                    f"added to the {label} passed to the TaskManager; add it with "
+                                    f"`{label.lower()[:4]}_allocator.add_resource(...)` before compute_layout()",
+                                    r.range,
+                                    related=[Related(alloc.range, f"the {label} it is not added to"),
+                                             Related(kernel.at(kw), f"the {label} given to the TaskManager")])
 
 
 @register
