@@ -297,58 +297,6 @@ def _statements(tree):
             stack.extend(reversed(case.body))
 
 
-def split_chunks(source: str, lines: Optional[List[str]] = None):
-    """[(line offset, _Chunk, text)]: the file cut before top-level statements into pieces
-    that are valid Python on their own (see SourceFile), or None if the file is not."""
-    last = _LAST_SPLIT
-    if last is not None and last[0] is source:
-        return last[1]              # the analysis and the `# noqa` reader cut the same text
-    out = _split_chunks(source, lines)
-    globals()["_LAST_SPLIT"] = (source, out)
-    return out
-
-
-_LAST_SPLIT = None
-
-
-def _split_chunks(source: str, lines: Optional[List[str]]):
-    if lines is None:
-        lines = source.splitlines(True)
-    if "__future__" in source or _ODD_NEWLINES.search(source):
-        chunk = _CHUNKS.get(source) if len(source) < 4_000_000 else _uncached(source)
-        return [(0, chunk, source)] if chunk is not None else None
-    starts = [0]
-    for i in range(1, len(lines)):
-        c = lines[i][0]
-        if c not in _NOT_A_START and (c not in "ef" or not _CONTINUATION.match(lines[i])):
-            starts.append(i)
-    starts.append(len(lines))
-    out = []
-    a, j = 0, 1
-    while j < len(starts):
-        b = starts[j]
-        text = "".join(lines[a:b])
-        chunk = _CHUNKS.get(text)
-        if chunk is None:
-            j += 1                  # not whole statements: extend to the next start
-            continue
-        out.append((a, chunk, text))
-        a, j = b, j + 1
-    if a != len(lines) or not out:
-        return None
-    return out
-
-
-class Segment:
-    """One top-level statement (or statements sharing a line): its lines in the file, its
-    libcst statements and its `ast` statements."""
-    __slots__ = ("first", "last", "stmts", "ast_nodes", "chunk", "index")
-
-    def __init__(self, first: int, last: int, stmts: list, ast_nodes: list, chunk=None, index=0):
-        self.first, self.last, self.stmts, self.ast_nodes = first, last, stmts, ast_nodes
-        self.chunk, self.index = chunk, index    # the cached chunk and the statement's index in it
-
-
 class SourceFile:
     """One module: the skeleton tree, its positions, and lazily parsed function bodies.
 
