@@ -417,44 +417,30 @@ def wgmma_release_depths(task, rid) -> dict:
 
 def stages_held(task, rid):
     """({release entry index: stages still held after it (minimum)}, the most stages of
-    `rid` the task holds at once (maximum)), over loop lengths 1..4 and both opaque-guard
-    assignments; waits count +1, releases -1, per tile (head, loop, tail)."""
-    from ..enums import guard_fires
-    from .lowered import HEAD, LOOP, TAIL
+    `rid` the task holds at once (maximum)), over loop lengths 1..4 and every assignment of
+    the task's opaque guards; waits count +1, releases -1. The flat lists come from the
+    checker's shared expansion (`checker.expand.expand_task`, one tile)."""
+    from ..checker.expand import expand_task, opaque_assignments
+    from ..enums import OpaqueCondition
     low = getattr(task, "lowered", None)
     if low is None:
         return {}, 0
-    mine = [e for e in low.entries if e.resource == rid]
-    head = [e for e in mine if e.section == HEAD]
-    loop = [e for e in mine if e.section == LOOP]
-    tail = [e for e in mine if e.section == TAIL]
+    keys = []
+    for e in low.entries:
+        if isinstance(e.guard, OpaqueCondition) and e.guard.key not in keys:
+            keys.append(e.guard.key)
     depths: Dict[int, int] = {}
     most = 0
     for n in (1, 2, 3, 4):
-        for opaque in (False, True):
-            seq = list(head)
-            for i in range(n):
-                for e in loop:
-                    if guard_fires(e.guard, i, n, opaque_assignment=_AllOpaque(opaque)):
-                        seq.append(e)
-            seq += tail
+        for assignment in (opaque_assignments(keys) if keys else [None]):
             held = 0
-            for e in seq:
-                if e.stage is S.ConsumerWait:
+            for x in expand_task(task, opaque_assignment=assignment, n=n):
+                if x.resource != rid:
+                    continue
+                if x.stage is S.ConsumerWait:
                     held += 1
                     most = max(most, held)
-                elif e.stage is S.ConsumerRelease:
+                elif x.stage is S.ConsumerRelease:
                     held = max(0, held - 1)
-                    depths[e.index] = min(depths.get(e.index, held), held)
+                    depths[x.entry.index] = min(depths.get(x.entry.index, held), held)
     return depths, most
-
-
-class _AllOpaque(dict):
-    """An opaque-guard assignment giving every key the same value."""
-
-    def __init__(self, value: bool):
-        super().__init__()
-        self.value = value
-
-    def get(self, key, default=None):
-        return self.value
