@@ -250,8 +250,12 @@ class TsLanguageServer(LanguageServer):
         return hit[1]
 
     def forget(self, uri: str) -> None:
+        """A closed document: drop its analyses and the engine's incremental cache."""
         self._analyses.pop(uri, None)
         self._facts.pop(uri, None)
+        drop = getattr(self.engine, "forget", None)
+        if drop is not None:
+            drop(to_fs_path(uri) if uri.startswith("file:") else None)
 
     def shutdown(self):
         self.lint_executor.shutdown(wait=False, cancel_futures=True)

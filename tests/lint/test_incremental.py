@@ -261,6 +261,23 @@ def test_lsp_engine_reuses_per_document_cache(tmp_path):
     assert eng.analysis_cache(path) is eng.analysis_cache(path)
 
 
+def test_closing_a_document_drops_its_engine_cache(tmp_path):
+    """didClose -> TsLanguageServer.forget -> Engine.forget: the document's incremental
+    cache goes (a fresh one is made if it is opened again)."""
+    from ts_lsp.engine import Engine
+    from ts_lsp.server import create_server
+    from ts_lsp.settings import Settings
+    eng = Engine()
+    server = create_server(engine=eng)
+    path = tmp_path / "m.py"
+    eng.lint((ROOT / "examples" / "02_copy_tma.py").read_text(), str(path), Settings(), str(tmp_path))
+    cache = eng.analysis_cache(str(path))
+    other = eng.analysis_cache(str(tmp_path / "other.py"))
+    server.forget(path.as_uri())
+    assert eng.analysis_cache(str(path)) is not cache
+    assert eng.analysis_cache(str(tmp_path / "other.py")) is other
+
+
 def test_statements_after_the_main_guard_stay_with_it():
     text = ("import os\n"
             "def a():\n    return 1\n"
