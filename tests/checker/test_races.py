@@ -141,3 +141,61 @@ def test_pipeline_order_prevents_the_race():
     kb, _, _ = dma_chain(AA)
     r = check_kernel(kb.build(), reduce=False, symmetry=False)
     assert r.diagnostics == [] and r.complete
+
+
+def _staged(duplicated: bool, ptype=AA):
+    """Load fills `a` (2 stages, 3 tiles); Mid drains it, then writes `c`, which aliases
+    `a`'s stage 0; Store drains `c`. The pipelines order c's write after every a tile."""
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=2, ptype=ptype, smem=[(0, 256)])
+    c = kb.pipe("c", stages=1, smem=[(0, 256)])
+    src, out = kb.plain("src"), kb.plain("out")
+    with kb.task("Load", src=[src], dst=[a]) as load:
+        with load.loop(0, 3, 1):
+            load.op(src, "consumer_work")
+            load.op(a, "acquire")
+            load.op(a, "producer_work")
+            if duplicated:
+                load.op(a, "producer_work")
+            load.op(a, "commit")
+    with kb.task("Mid", src=[a], dst=[c]) as mid:
+        with mid.loop(0, 3, 1):
+            mid.op(a, "wait")
+            mid.op(a, "consumer_work")
+            mid.op(a, "release")
+        mid.op(c, "acquire")
+        mid.op(c, "producer_work")
+        mid.op(c, "commit")
+    consumer(kb, "Store", c, 1, out=out)
+    return kb, load, mid
+
+
+def test_second_write_under_one_acquire_is_never_published():
+    kb, load, mid = _staged(duplicated=False)
+    assert check_kernel(kb.build()).diagnostics == []
+    kb, load, mid = _staged(duplicated=True)
+    r = check_kernel(kb.build())
+    assert codes(r.diagnostics) == ["TS802"]
+    d = r.diagnostics[0]
+    # the second producer_work of the load task, against Mid's write of c
+    assert d.range.line == load.lines[("a", "producer_work")][1]
+    assert related_lines(d) == [mid.lines[("c", "producer_work")][0]]
+    assert "second producer work call on one acquired stage of 'a'" in d.message
+    # c's write can only start once Mid consumed the last tile: the extra write of the
+    # first tile is still in flight then (no later wait or acquire publishes it)
+    assert [s.step for s in d.trace if s.task == "Mid"][-1] == "ProducerAcquire(c)"
+
+
+def test_second_write_on_a_stage_that_aliases_nothing_is_harmless():
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=2, smem=[(0, 256)])
+    src = kb.plain("src")
+    with kb.task("Load", src=[src], dst=[a]) as load:
+        with load.loop(0, 3, 1):
+            load.op(src, "consumer_work")
+            load.op(a, "acquire")
+            load.op(a, "producer_work")
+            load.op(a, "producer_work")
+            load.op(a, "commit")
+    consumer(kb, "Cons", a, 3)
+    assert check_kernel(kb.build()).diagnostics == []

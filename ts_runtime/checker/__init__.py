@@ -195,6 +195,10 @@ def _describe(kernel, prog, f: Finding):
         msg = (f"aliasing race: '{wname}' writes '{prog.res_label(w[0])}'{ws} while '{oname}' "
                f"{_verb(o[2])} '{prog.res_label(o[0])}'{os_}; both map to {space}[{lo}:{hi}] and no "
                f"pipeline orders the two accesses")
+        if len(w) > 6 and w[6]:
+            msg += (f" (the write is a second producer work call on one acquired stage of "
+                    f"'{prog.res_label(w[0])}': the consumer's wait publishes one write per commit, "
+                    f"so this one is never ordered)")
         related = [Related(oop.range, f"'{oname}' {_verb(o[2])} '{prog.res_label(o[0])}' here "
                                       f"({ACCESS_NAMES[o[2]]})")]
         # one diagnostic per pair of aliased resources; the instance reported is the one

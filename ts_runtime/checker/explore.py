@@ -31,7 +31,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .program import PDL_LAUNCH, Program
 from .reduce import make_canonicalizer, por_tables, symmetry_classes
-from .state import PROD_HELD, WRITES, apply_held, side_of
+from .state import PROD_HELD, UNCOVERED, WRITES, apply_held, side_of
 
 __all__ = ["Finding", "RunResult", "explore"]
 
@@ -192,9 +192,9 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     def races(held: tuple, pending: tuple) -> tuple:
         """The racing pairs among the held entries and the pending accesses:
         ((key, writer task, other task, detail), ...)."""
-        items = [(e[0], e[1], e[2], e[3], e[6], False) for e in held if e[2] != PROD_HELD]
+        items = [(e[0], e[1], e[2], e[3], e[6], False, e[4] == UNCOVERED) for e in held if e[2] != PROD_HELD]
         for i, p in pending:
-            items.append((p[0], p[1], p[2], i, p[3], True))
+            items.append((p[0], p[1], p[2], i, p[3], True, False))
         out = []
         n = len(items)
         for a in range(n):

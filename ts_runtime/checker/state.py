@@ -21,18 +21,24 @@ A held entry records an access to an aliased resource that is in flight:
 of PROD_HELD (acquired, not yet written), PROD (written), PROD_C (write phase of a
 consumer call on an unpipelined resource), CONS_HELD (waited, not yet read) and CONS
 (read). `tag_resource`/`tag_round` mark a DMA-consumer read that a completion wait on
-`tag_resource` (its `tag_round`-th wait) retires; -1/0 when untagged.
+`tag_resource` (its `tag_round`-th wait) retires; -1/0 when untagged. `tag_resource` is
+UNCOVERED (-2) on an *uncovered write*: a second producer work call on a stage that one
+acquire covers (a duplicated `tma_load`, or two producer work methods under one
+acquire). The consumer's wait publishes one write per commit, so nothing orders the
+extra one: it stays held for the rest of the run and races with every later access to
+SMEM/TMEM that aliases that stage (the reference reports the same programs).
 """
 from __future__ import annotations
 
 from typing import List
 
 __all__ = [
-    "PROD_HELD", "PROD", "PROD_C", "CONS_HELD", "CONS", "ACCESS_NAMES", "WRITES",
+    "PROD_HELD", "PROD", "PROD_C", "CONS_HELD", "CONS", "UNCOVERED", "ACCESS_NAMES", "WRITES",
     "side_of", "Layout", "apply_held",
 ]
 
 PROD_HELD, PROD, PROD_C, CONS_HELD, CONS = 0, 1, 2, 3, 4
+UNCOVERED = -2
 ACCESS_NAMES = {PROD_HELD: "prod_held", PROD: "prod", PROD_C: "prod", CONS_HELD: "cons_held", CONS: "cons"}
 WRITES = frozenset({PROD, PROD_C})
 PRODUCER_SIDE = frozenset({PROD_HELD, PROD})
@@ -98,12 +104,16 @@ def apply_held(held: tuple, actions: tuple, task: int, eidx: int) -> tuple:
                     hs[k] = (r, slot, PROD, task, -1, 0, eidx)
                     break
             else:
-                if not any(e[0] == r and e[1] == slot and e[3] == task and e[2] == PROD for e in hs):
+                own = [e for e in hs if e[0] == r and e[1] == slot and e[3] == task and e[2] == PROD]
+                if not own:
                     hs.append((r, slot, PROD, task, -1, 0, eidx))
+                elif all(e[4] != UNCOVERED for e in own):
+                    # a second write under one acquire: no wait will publish it
+                    hs.append((r, slot, PROD, task, UNCOVERED, 0, eidx))
         elif kind == WAIT:
             _, r, slot = act
             # the full barrier completed: the producers' writes of this slot are published
-            hs = [e for e in hs if not (e[0] == r and e[1] == slot and e[2] <= PROD)]
+            hs = [e for e in hs if not (e[0] == r and e[1] == slot and e[2] <= PROD and e[4] != UNCOVERED)]
             if not any(e[0] == r and e[1] == slot and e[3] == task and e[2] >= CONS_HELD for e in hs):
                 hs.append((r, slot, CONS_HELD, task, -1, 0, eidx))
         elif kind == CWORK:

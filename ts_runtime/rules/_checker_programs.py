@@ -157,6 +157,91 @@ def race_program(aliased: bool) -> str:
     return _RACE.replace("LAYOUT\n", _LAYOUT).replace("EXPECT", "")
 
 
+_STAGED = '''\
+from dataclasses import dataclass
+
+from ts_runtime import domain_loop, schedule
+from ts_runtime.memory import SmemAllocation
+from ts_runtime.pipeline import Agent, CooperativeGroup
+from ts_runtime.resources import MemoryResource, PipelineConfig
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+
+
+@dataclass(kw_only=True)
+class Gmem(MemoryResource):
+    pass
+
+
+@dataclass(kw_only=True)
+class Smem(MemoryResource):
+    def __post_init__(self):
+        self.data = SmemAllocation(self.name + "_data", size_bytes=1024)
+
+    def get_smem_requirements(self):
+        return [self.data]
+
+
+def ring(stages):
+    return PipelineConfig.create_async_async_pipeline_cfg(
+        num_stages=stages, producer_group=CooperativeGroup(Agent.Thread, 32),
+        consumer_group=CooperativeGroup(Agent.Thread, 32), cta_layout_vmnk=None)
+
+
+def build():
+    src, out = Gmem(name="src"), Gmem(name="out")
+    # never laid out: `a` stage 0 and `c` share SMEM [0, 1024); `c` is written only
+    # after the last `a` tile is consumed, which the pipelines order
+    a = Smem(name="a", pipeline_config=ring(2))
+    c = Smem(name="c", pipeline_config=ring(1))
+
+    @schedule
+    def load(src, a):
+        with domain_loop(0, 1, 1):
+            for _ in range(3):
+                src.consumer_work()
+                a.acquire()
+                a.producer_work()
+EXTRA                a.commit()
+
+    @schedule
+    def mid(a, c):
+        with domain_loop(0, 1, 1):
+            for _ in range(3):
+                a.wait()
+                a.consumer_work()
+                a.release()
+            c.acquire()
+            c.producer_work()
+            c.commit()
+
+    @schedule
+    def store(c, out):
+        with domain_loop(0, 1, 1):
+            c.wait()
+            c.consumer_work()
+            c.release()
+            out.producer_work()
+
+    tasks = [
+        Task(name="Load", src_resources=[src], dst_resources=[a], warp_idx=0, num_warps=1,
+             schedule=load(src, a)),
+        Task(name="Mid", src_resources=[a], dst_resources=[c], warp_idx=1, num_warps=1,
+             schedule=mid(a, c)),
+        Task(name="Store", src_resources=[c], dst_resources=[out], warp_idx=2, num_warps=1,
+             schedule=store(c, out)),
+    ]
+    return TaskManager(tasks=tasks, resource_dependency_graph={a: [src], c: [a], out: [c]})
+'''
+
+
+def uncovered_write_program(duplicated: bool) -> str:
+    """`a`'s stage 0 and `c` alias; with `duplicated`, the load writes each acquired stage
+    twice, and the second write is published by no wait, so it races with `c`'s write."""
+    extra = "                a.producer_work()  # expect: TS802\n" if duplicated else ""
+    return _STAGED.replace("EXTRA", extra)
+
+
 _OPAQUE = '''\
 from dataclasses import dataclass
 

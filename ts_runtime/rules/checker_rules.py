@@ -4,7 +4,7 @@ The logic lives in `ts_runtime.checker` (run by `rules.engine.run_checker` after
 manager rules); these are the catalogue entries with their documentation.
 """
 from ..diagnostics import Severity
-from ._checker_programs import VALID_PIPE, opaque_program, race_program
+from ._checker_programs import VALID_PIPE, opaque_program, race_program, uncovered_write_program
 from ._programs import custom_program
 from .declare import rule
 
@@ -42,7 +42,10 @@ rule("TS802", "aliasing-race", """
     memory and in pipeline stage without a pipeline ordering them. Reads by DMA consumers
     (TmaUmma, AsyncUmma, UmmaUmma: tensor-core reads) stay in flight after `release()`
     until the producer re-acquires that stage or a completion wait (a UMMA-produced
-    resource's `wait()`) retires them.
+    resource's `wait()`) retires them. One acquire covers one producer write: a second
+    producer work call on the same acquired stage (a duplicated `tma_load`, two producer
+    work methods under one `acquire()`) is published by no wait and stays in flight for
+    the rest of the kernel, so it races with any later use of memory aliasing that stage.
     ## Why is this bad?
     The two accesses hit the same bytes concurrently: the reader sees torn or foreign data.
     ## Example
@@ -51,7 +54,8 @@ rule("TS802", "aliasing-race", """
     ## Use instead
     Order the two windows through the pipelines (the writer of one resource waits for the
     release of the other), or give them disjoint memory.
-    """, phase="checker", order=240, valid=[race_program(False)], invalid=[race_program(True)])
+    """, phase="checker", order=240, valid=[race_program(False), uncovered_write_program(False)],
+    invalid=[race_program(True), uncovered_write_program(True)])
 
 _PDL_PROGRAM = custom_program('''
     def build():
