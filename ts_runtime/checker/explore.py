@@ -70,12 +70,15 @@ class RunResult:
 
 def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[float] = None,
             reduce: bool = True, symmetry: bool = True, early_exit: bool = False,
-            max_findings: int = 64, cursor_keyed: bool = False) -> RunResult:
+            max_findings: int = 64, cursor_keyed: bool = False, walk: bool = True) -> RunResult:
     """BFS over one compiled run. `cursor_keyed` emulates the reference's visited set
-    (cursor vector only; unsound, kept for comparison tests)."""
+    (cursor vector only; unsound, kept for comparison tests). `walk`: a one-task run is
+    searched by `_explore_one` (False: by the general BFS, for comparison tests)."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
+    if T == 1 and walk and not cursor_keyed:
+        return _explore_one(prog, t0, max_states, deadline, early_exit, max_findings)
     coff = lay.credit_off
     toff = lay.total_off
     pdl_idx = lay.pdl_idx
@@ -328,6 +331,74 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                     result.hit_limit = True
                     stop = True
                     break
+    result.states = explored
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[float],
+                 early_exit: bool, max_findings: int) -> RunResult:
+    """The search of a one-task run. With one task every state has at most one successor
+    (the task's next step), so the BFS is a walk along a single path: no visited set, no
+    queue, no reduction. A race needs two tasks, so only deadlock (the task blocks on a
+    pool it never refills itself) and PDL order are checked. Visits and reports exactly
+    what `explore` would (same states, counts, findings and counterexamples)."""
+    lay = prog.layout
+    pdl_idx, held_idx = lay.pdl_idx, lay.held_idx
+    tops = prog.ops[0]
+    n = len(tops)
+    check_pdl = prog.has_pdl_launch
+    result = RunResult(prog, max_states=max_states)
+    s = list(prog.initial_state())
+    held = s[held_idx]
+    explored = 0
+    stop = False
+
+    def finding(kind, key, pos, detail):
+        if len(result.findings) < max_findings:
+            detail = dict(detail)
+            detail["frame"] = [0]
+            state = tuple(s[:held_idx]) + (held,)
+            result.findings.append(Finding(kind, key, state, [(0, p) for p in range(pos)], (0,),
+                                           detail, explored))
+
+    for pos in range(n + 1):
+        explored += 1
+        if deadline is not None and (explored & 255) == 0 and time.perf_counter() > deadline:
+            result.timed_out = True
+            break
+        if pos == n:
+            result.complete_states = 1
+            result.complete_path = [(0, p) for p in range(n)]
+            result.complete_state = tuple(s[:held_idx]) + (held,)
+            result.complete_no = explored
+            break
+        op = tops[pos]
+        b = op.bidx
+        if b >= 0 and s[b] <= 0:
+            finding(DEADLOCK, (DEADLOCK, ((0, op.eidx),)), pos, {})
+            break
+        if check_pdl and not s[pdl_idx] and op.pdl == PDL_LAUNCH:
+            finding(PDL, (PDL, 0, op.eidx), pos, {})
+            if early_exit:
+                break
+        if explored >= max_states:
+            # `explore` counts visited states, the initial one included
+            result.hit_limit = True
+            break
+        simple, rounds, pdl_wait, hact, eidx = op.effect
+        s[0] = pos + 1
+        for k, d in simple:
+            s[k] += d
+        for k, m, c, d in rounds:
+            v = (s[k] + 1) % m
+            s[k] = v
+            if v == 0:
+                s[c] += d
+        if pdl_wait:
+            s[pdl_idx] = 1
+        if hact:
+            held = apply_held(held, hact, 0, eidx)
     result.states = explored
     result.seconds = time.perf_counter() - t0
     return result
