@@ -395,6 +395,7 @@ class CompileContext:
         self._tmpl: Dict[tuple, tuple] = {}
         self._effects: Dict[tuple, object] = {}
         self._ops: Dict[tuple, Op] = {}
+        self._fixed: Dict[tuple, Op] = {}     # (task, id(entry)) -> its position-independent Op
         self._einfo: Dict[int, tuple] = {}
         self._keep: list = []        # entries whose id() keys the tables above
         self.task_tables: dict = {}
@@ -491,8 +492,15 @@ class CompileContext:
         steps = []
         tops = []
         n_entries = len(entries)
+        fixed = self._fixed
         for k, e in enumerate(entries):
             tk = (ti, id(e))
+            op = fixed.get(tk)
+            if op is not None:
+                # a step whose Op does not depend on its position (see below)
+                tops.append(op)
+                steps.append((e, 0, 1))
+                continue
             tm = tmpls.get(tk)
             if tm is None:
                 tm = tmpls[tk] = self._template(ti, e)
@@ -580,6 +588,10 @@ class CompileContext:
             op = ops_memo.get(okey)
             if op is None:
                 op = ops_memo[okey] = Op(e, 0, label, eff, pdl, held, pending, slot, coff, toff, einfo)
+            if cls == _OTHER and not occ_matters and nparts == 1:
+                # no cursor, no held action, an effect cached per entry: the same Op at
+                # every position, in every run of this check
+                fixed[tk] = op
             if nparts == 2:
                 # split work on an unpipelined resource that is not aliased: two plain steps
                 tops.append(op)
