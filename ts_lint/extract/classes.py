@@ -112,15 +112,17 @@ def _mentions(it, annotation, symbol: str) -> bool:
         return False
     if symbol in it.text(annotation):
         return True
-    found = []
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n):
-            v = it.lookup(n.value, it.module_scope)
-            if getattr(v, "ts_name", None) == symbol:
-                found.append(n)
-    annotation.visit(V())
-    return bool(found)
+    # a plain walk over the children: a CSTVisitor class per annotation and libcst's
+    # visitor dispatch cost more than the rest of the dataclass processing
+    stack = [annotation]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            if getattr(it.lookup(n.value, it.module_scope), "ts_name", None) == symbol:
+                return True
+        else:
+            stack.extend(n.children)
+    return False
 
 
 def process_dataclass(it, cls: ClassVal, opts: dict) -> ClassVal:

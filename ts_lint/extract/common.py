@@ -1,6 +1,8 @@
 """Helpers shared by the TS API modules (value conversions as in ts_runtime/tracing.py)."""
 from __future__ import annotations
 
+import functools
+
 import dataclasses
 import enum
 from typing import Any, Optional
@@ -83,10 +85,17 @@ def _strides(v):
     return (v, v, v, v)
 
 
-def _signature_bind(fn, args, kwargs):
+@functools.lru_cache(maxsize=1024)
+def _signature(fn):
+    """inspect.signature of a ts_runtime callable: the same few `__init__`s and functions
+    are bound on every call ts-lint evaluates, and building a Signature is the slow part."""
     import inspect
+    return inspect.signature(fn)
+
+
+def _signature_bind(fn, args, kwargs):
     try:
-        ba = inspect.signature(fn).bind(*args, **kwargs)
+        ba = _signature(fn).bind(*args, **kwargs)
     except TypeError:
         return None
     ba.apply_defaults()
