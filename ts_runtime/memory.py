@@ -110,7 +110,8 @@ class _LayoutAllocator:
         return a.size_bytes if self.space == "smem" else a.num_columns
 
     def add(self, alloc):
-        if alloc not in self.allocations and not any(alloc in ph for g in self.alias_groups for ph in g):
+        # as in the reference, an allocation registered twice is laid out (and counted) twice
+        if not any(alloc in ph for g in self.alias_groups for ph in g):
             self.allocations.append(alloc)
         return alloc
 
@@ -120,7 +121,7 @@ class _LayoutAllocator:
             raise_finding("TS702", ValueError, "Alias group must contain at least 2 phases", caller_range())
         for ph in phases:
             for a in ph:
-                if a in self.allocations:
+                while a in self.allocations:
                     self.allocations.remove(a)
         self.alias_groups.append(phases)
 
@@ -182,8 +183,8 @@ class SmemAllocator(_LayoutAllocator):
         self.smem_base = None
 
     def add_resource(self, resource):
-        if resource in self.resources:
-            return
+        # no de-duplication (the reference's behaviour): a resource added twice has its data
+        # and its barriers counted twice (TS707)
         self.resources.append(resource)
         for a in resource.get_smem_requirements() or ():
             self.add(a)
@@ -198,8 +199,12 @@ class SmemAllocator(_LayoutAllocator):
                           f"{type(group).__name__} (add plain resources with add_resource())", caller_range())
         if group not in self.groups:
             self.groups.append(group)
-        for m in group.members:
-            self.add_resource(m)
+        for m in group.members:     # members not registered yet: their data is added once
+            if m not in self.resources:
+                self.resources.append(m)
+                for a in m.get_smem_requirements() or ():
+                    if a not in self.allocations:
+                        self.add(a)
 
     def add_tmem_ptr(self, alloc):
         self.tmem_ptr_alloc = alloc
@@ -230,9 +235,13 @@ class SmemAllocator(_LayoutAllocator):
 
     def allocate(self):
         self._require_layout("allocate()")
+        self._allocated = True
+        if self._total == 0 and self.barrier_smem_bytes == 0:
+            # as the reference: nothing registered, no SMEM block (`context.smem_base` is None)
+            self.smem_base = None
+            return None
         from .codegen.smem import allocate_smem
         self.smem_base = allocate_smem(self)
-        self._allocated = True
         return self.smem_base
 
     def assign_barrier_ptrs(self):

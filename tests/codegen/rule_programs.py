@@ -372,3 +372,19 @@ PROGRAMS.update({
     ("TS439", "valid"): fork(twl=False),
     ("TS439", "invalid"): fork(twl=True, mark="  # expect: TS439"),
 })
+
+
+def fork_without_allocator() -> str:
+    """The Fork program whose TaskManager gets no SmemAllocator: the group's barriers have
+    no storage when setup creates them (the reference: "PipelineGroup barrier_ptr not set")."""
+    src = fork(twl=False)
+    group = 'sync = PipelineGroup(name="sync", members=[tile, view], mode=PipelineGroupMode.Fork)'
+    assert group in src and "smem_allocator=alloc)" in src
+    return src.replace(group, group + "  # expect: TS473").replace("smem_allocator=alloc)", ")")
+
+
+PROGRAMS.update({
+    # TS473: a PipelineGroup under a manager without an SmemAllocator (raised at setup)
+    ("TS473", "valid"): fork(twl=False),
+    ("TS473", "invalid"): fork_without_allocator(),
+})

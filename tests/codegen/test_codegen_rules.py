@@ -1,5 +1,5 @@
 """Rules ts codegen reports while the kernel is traced (TS316, TS317, TS327, TS438, TS439,
-TS906), on whole programs compiled for sm_100a with fake tensors (CPU only).
+TS473 without an SmemAllocator, TS906), on whole programs compiled for sm_100a with fake tensors (CPU only).
 
 Every program validates on the host (`build()`); its INVALID form must then fail in
 `compile_fake()` with exactly the marked code on the marked line (`# expect: TSxxx`), its
@@ -84,7 +84,7 @@ def test_codegen_rule(results, code, kind):
 
 def test_every_codegen_rule_has_programs():
     codes = {code for code, _ in CASES}
-    assert codes == {"TS316", "TS317", "TS327", "TS438", "TS439", "TS906"}
+    assert codes == {"TS316", "TS317", "TS327", "TS438", "TS439", "TS473", "TS906"}
     for code in codes:
         assert (code, "valid") in PROGRAMS and (code, "invalid") in PROGRAMS, code
 
@@ -95,6 +95,7 @@ REFERENCE_MESSAGE = {
     "TS317": "returned value for TaskLocalVariable 'v' with type ",
     "TS438": "all-thread consumer release requires Thread producer/consumer groups",
     "TS439": "did not derive any producer warp leader index",
+    "TS473": "PipelineGroup barrier_ptr not set",
     # TS327: the reference fails tracing the None default (a DSL structure error); TS906: it
     # rejects the ThreadBlock consumer group with TS438's message
     "TS906": "all-thread consumer release requires Thread",

@@ -214,6 +214,29 @@ def test_ts707_counts_barrier_bytes():
     assert "4128 B = 4096 B data + 32 B barriers" in d.message
 
 
+def test_ts707_counts_a_resource_added_twice_twice():
+    # the reference does not de-duplicate `add_resource` / `add`: the second registration lays
+    # the resource's allocations out again and counts its barriers again
+    twice = "smem = SmemAllocator(); smem.add_resource(out); smem.add_resource(out); smem.compute_layout()"
+    assert both(memory_program(size=116224, alloc=twice)) == []
+    src = memory_program(size=116225, alloc=twice)
+    assert both(src) == [("TS707", line_of(src, "return TaskManager("))]
+    assert both(memory_program(size=116225)) == []
+    a = SmemAllocator()
+    x = SA("x", 100, 4)
+    a.add(x)
+    a.add(x)
+    assert a.compute_layout() == 200
+
+
+def test_empty_allocator_allocates_no_smem_block():
+    # as the reference: nothing registered -> no SMEM block, `context.smem_base` is None (a
+    # work method deriving its view from it then fails in the user's code, in both)
+    a = SmemAllocator()
+    a.compute_layout()
+    assert a.allocate() is None and a.smem_base is None
+
+
 def test_ts708():
     src = RULES["TS708"].INVALID[0]
     assert both(src) == [("TS708", line_of(src, "return TaskManager("))]

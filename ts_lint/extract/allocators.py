@@ -16,8 +16,12 @@ class AllocatorsMixin:
     # ================================================================== allocators
     def _alloc_get(self, a: AllocatorVal, name, call):
         """TS705: a typed view before allocate(). An allocator handed to a TaskManager is
-        allocated by its setup, which is not tracked: only unmanaged ones are checked."""
-        if not getattr(a, "allocated", False) and not getattr(a, "managed", False):
+        allocated by that manager's `setup_resources_and_tasks()`: a view taken before it
+        (the manager known not to be set up yet, as for TS903) is reported too."""
+        tm = getattr(a, "managed", None)
+        if getattr(a, "allocated", False):
+            pass
+        elif tm is None or not (getattr(tm, "setup_done", False) or getattr(tm, "setup_unknown", False)):
             self.ctx.report("TS705", f"Call allocate() before {name}()", self._r(call))
         return RUNTIME
 
@@ -65,7 +69,7 @@ class AllocatorsMixin:
         if not isinstance(alloc, AllocationVal):
             a.uncertain = a.uncertain or "an allocation could not be resolved"
             return alloc
-        if alloc not in a.allocations and not any(alloc in ph for g in a.alias_groups for ph in g):
+        if not any(alloc in ph for g in a.alias_groups for ph in g):   # twice: laid out twice
             a.allocations.append(alloc)
         return alloc
 
@@ -85,13 +89,16 @@ class AllocatorsMixin:
             return list(v)
         return UNKNOWN
 
-    def _alloc_add_resource(self, it, args, kwargs, call):
+    def _alloc_add_resource(self, it, args, kwargs, call, once=False):
+        """`add_resource`: no de-duplication, as in the runtime (a resource added twice is
+        counted twice); `once` (a group member registered by `add_pipeline_group`): only if
+        it is not registered yet, and only its allocations not added yet."""
         a, res = args[0], (args[1] if len(args) > 1 else kwargs.get("resource", UNKNOWN))
         if not isinstance(res, ResourceObj):
             a.uncertain = a.uncertain or f"`{it.text(call)}`: the resource could not be resolved"
             return None
         if a.space == "smem":
-            if res in a.resources:
+            if once and res in a.resources:
                 return None
             a.resources.append(res)
             reqs = self._requirements(res, "get_smem_requirements", call)
@@ -101,7 +108,8 @@ class AllocatorsMixin:
             a.uncertain = a.uncertain or f"allocations of '{res.attrs.get('name', '?')}' could not be resolved"
             return None
         for r in reqs:
-            self._alloc_add(it, [a, r], {}, call)
+            if not (once and r in a.allocations):
+                self._alloc_add(it, [a, r], {}, call)
         return None
 
     def _alloc_add_group(self, it, args, kwargs, call):
@@ -123,7 +131,7 @@ class AllocatorsMixin:
             a.groups.append(g)
         for m in self._members(g):
             if isinstance(m, ResourceObj):
-                self._alloc_add_resource(it, [a, m], {}, call)
+                self._alloc_add_resource(it, [a, m], {}, call, once=True)
         return None
 
     def _alloc_alias(self, it, args, kwargs, call):
@@ -138,7 +146,7 @@ class AllocatorsMixin:
             return None
         for ph in phases:
             for x in ph:
-                if x in a.allocations:
+                while x in a.allocations:
                     a.allocations.remove(x)
         a.alias_groups.append(phases)
         return None

@@ -16,11 +16,8 @@ producers (FusedMerge full).
 """
 from __future__ import annotations
 
-import cutlass
-
 from ..enums import PipelineGroupMode
 from .pipelines import PIPELINE_CLASSES, init_mbarriers, thread_count
-from .smem import mbarrier_ptr, smem_array
 
 
 def _op(cfg):
@@ -42,7 +39,13 @@ def create_group(group):
     if ptr is None and group.pipeline_config is not None:
         ptr = group.pipeline_config.barrier_ptr
     if ptr is None:
-        ptr = mbarrier_ptr(smem_array(cutlass.Int64, group.num_barriers_per_stage * S, 8))
+        # as the reference: a group's barriers live where its SmemAllocator placed them (or
+        # at an explicit `barrier_ptr`); a manager without an allocator cannot create them
+        from ..diagnostics import raise_finding
+        raise_finding("TS473", RuntimeError, f"PipelineGroup '{group.name}' barrier_ptr not set: register the "
+                      "group with SmemAllocator.add_pipeline_group() and pass the allocator to the "
+                      "TaskManager (smem_allocator=) before setup_resources_and_tasks() creates its barriers",
+                      getattr(group, "_ts_range", None))
     prod = [thread_count(c.producer_group) for c in cfgs]
     cons = [thread_count(c.consumer_group) for c in cfgs]
     inits = []

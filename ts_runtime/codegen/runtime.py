@@ -231,4 +231,24 @@ def run_tasks(tm):
             task._ts_ctx = ctx
             task._ts_warp = warp
             task.run()
+        saved = _carried_state(ctx.objects)
         if_then(pred, body)
+        _restore_carried_state(saved)
+
+
+def _carried_state(objects) -> list:
+    """The traced fields of every live resource, before a task's warp-selected region.
+
+    A work method that writes through `self` inside a runtime `if` / `for` has the DSL
+    carry the resource and write the region's results back onto the object: after the
+    task's region those fields hold values defined inside it, which the next task (another
+    region) may not use. Each task starts from the values the resources had before."""
+    from .carry import _carried_fields
+    return [(o, _carried_fields(o)) for o in objects.values()]
+
+
+def _restore_carried_state(saved) -> None:
+    for o, fields in saved:
+        for name, value in fields:
+            if getattr(o, name, None) is not value:
+                object.__setattr__(o, name, value)

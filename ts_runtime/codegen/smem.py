@@ -88,6 +88,8 @@ def set_barrier_ptr(resource, ptr):
 def assign_barrier_ptrs(allocator):
     """Hands each pipelined resource / group of the allocator its barrier storage."""
     base = allocator.smem_base
+    if base is None and _barrier_bytes_needed(allocator) == 0:
+        return      # an empty allocator (allocate() made no SMEM block): no barrier to place
     if base is None:
         raise RuntimeError("SmemAllocator.allocate() must run before assign_barrier_ptrs()")
     off = allocator._ts_barrier_offset

@@ -381,7 +381,9 @@ class GroupBarrierStorageUnassigned(Rule):
     The group owns the shared barrier SMEM; it must be registered with
     `SmemAllocator.add_pipeline_group(group)` so `barrier_ptr` is set before `create()`.
     Checked when the manager has an `smem_allocator`: every group of the kernel's resources
-    must have been given to it.
+    must have been given to it. A manager without one cannot give any group its barriers:
+    `setup_resources_and_tasks()` (ts codegen, and ts-lint at that call) reports every group
+    without an explicit `pipeline_config.barrier_ptr`, where the reference fails the same way.
     ## Why is this bad?
     The shared barriers would be laid out at an unassigned address.
     ## Example
