@@ -18,6 +18,8 @@ What these pin (each found by comparing ts-lint with the reference on tutorial v
   compile-time ints; a getter the class does not have is TS111 (the reference's
   AttributeError).
 """
+import pytest
+
 from ts_runtime.diagnostics import Severity
 
 from ts_lint.api import lint_source
@@ -438,3 +440,112 @@ def test_work_only_loop_over_an_unknown_count_keeps_the_schedule_analysed():
     # a loop over an unknown count around a pipeline op still leaves the schedule unknown
     opaque = _SUBTILE_STORE.replace("                buf.drain()\n", "                buf.drain()\n                buf.release()\n", 1)
     assert _errors(opaque.replace("RELEASE", "False")) == []
+
+
+def _typed_view_program(setup_first: bool, setup_under_unknown_if: bool = False):
+    # a typed SMEM view taken from a managed allocator: its manager's setup allocates it
+    setup = "    tm.setup_resources_and_tasks()\n"
+    if setup_under_unknown_if:
+        setup = "    if rows > some_flag():\n        tm.setup_resources_and_tasks()\n"
+    view = "    flags = allocator.get(flags_alloc)\n"
+    body = (setup + view) if setup_first else (view + setup)
+    return PRELUDE.replace("    return TaskManager(tasks=tasks, resource_dependency_graph={buffer: [source]},\n"
+                           "                       smem_allocator=allocator)\n", "") \
+        .replace("    allocator.add_resource(buffer)\n",
+                 "    allocator.add_resource(buffer)\n"
+                 "    flags_alloc = SmemAllocation(\"flags\", dtype=cutlass.Int32, count=4)\n"
+                 "    allocator.add(flags_alloc)\n") + f'''
+    tm = TaskManager(tasks=tasks, resource_dependency_graph={{buffer: [source]}},
+                     smem_allocator=allocator)
+{body}    tm.run()
+
+
+def build():
+    make_manager(8, 2)
+'''
+
+
+def test_typed_view_before_the_managers_setup_is_ts705():
+    # the reference allocates a managed allocator in `setup_resources_and_tasks()`: a `get()`
+    # before it fails with "Call allocate() before get()" at the `get` line
+    good = _typed_view_program(setup_first=True)
+    assert _errors(good) == [], _errors(good)
+    bad = _typed_view_program(setup_first=False)
+    line = bad[:bad.index("allocator.get(flags_alloc)")].count("\n") + 1
+    found = [(d.code, d.range.line) for d in lint_source(bad, "tutorial.py") if d.severity is Severity.ERROR]
+    assert found == [("TS705", line)], found
+    # a setup under a condition ts-lint cannot evaluate: not reported either way
+    unsure = _typed_view_program(setup_first=True, setup_under_unknown_if=True)
+    assert _errors(unsure) == [], _errors(unsure)
+
+
+def _subtile_program(release_in_loop: bool, width="cutlass.Float16.width"):
+    # the epilogue subtile count comes from `compute_epilogue_tile_size` (cutlass.utils), as in
+    # the reference's cluster GEMM tutorial: (128, 256) tile, 16-bit output -> (128, 32) subtiles
+    release = "                buf.release()\n" if release_in_loop else ""
+    after = "" if release_in_loop else "            buf.release()\n"
+    return PRELUDE.replace("import cutlass.pipeline as pipeline\n",
+                           "import cutlass.pipeline as pipeline\nimport cutlass.utils as utils\n") \
+        .replace('''            buf.drain()
+            if release:
+                buf.release()
+''', f'''            for i in cutlass.range_constexpr(subtiles):
+                buf.drain()
+{release}{after}''').replace(
+        "def make_manager(rows, stages, commit_every_row=True, release=True):\n",
+        f'''def make_manager(rows, stages, commit_every_row=True, release=True):
+    epi_m, epi_n = utils.blackwell_helpers.compute_epilogue_tile_size(128, 256, True, {width})
+    subtiles = (128 // epi_m) * (256 // epi_n)
+''') + '''
+
+def build():
+    make_manager(8, 2)
+'''
+
+
+def test_epilogue_subtile_count_is_evaluated():
+    good = _subtile_program(release_in_loop=False)
+    assert _codes(good) == [], _codes(good)
+    bad = _subtile_program(release_in_loop=True)
+    line = bad[:bad.index("                buf.release()")].count("\n") + 1
+    found = {(d.code, d.range.line) for d in lint_source(bad, "tutorial.py") if d.severity is Severity.ERROR}
+    assert ("TS813", line) in found, found
+    # 8 subtiles: 7 extra releases in each of the 8 rows
+    assert "56x ConsumerRelease" in [d for d in lint_source(bad, "tutorial.py") if d.code == "TS813"][0].message
+    # an argument ts-lint cannot evaluate: the loop (and the checks over it) are reported unknown
+    unknown = _subtile_program(release_in_loop=True, width="some_width()")
+    assert _codes(unknown, (Severity.ERROR, Severity.WARNING)) == []
+    assert "TS953" in {d.code for d in lint_source(unknown, "tutorial.py", explain_unknown=True)}
+
+
+def test_epilogue_tile_size_model_matches_cutlass():
+    helpers = pytest.importorskip("cutlass.utils.blackwell_helpers")
+    from ts_lint.extract.tsapi import _epilogue_tile_size
+    for m in (64, 128, 256):
+        for n in (16, 32, 48, 64, 96, 128, 192, 256):
+            for two_cta in (False, True):
+                for wd in (4, 6, 8, 16, 32):
+                    for wc in (None, 8, 16, 32):
+                        for d_m, c_m in ((True, True), (False, True), (False, False)):
+                            args = (m, n, two_cta, wd)
+                            kw = dict(elem_width_c=wc, d_is_m_major=d_m, c_is_m_major=c_m)
+                            assert _epilogue_tile_size(None, list(args), kw, None) == \
+                                tuple(helpers.compute_epilogue_tile_size(*args, **kw)), (args, kw)
+    assert _epilogue_tile_size(None, [128, 256, True], {}, None) is not None   # too few: UNKNOWN
+
+
+def test_group_without_smem_allocator_fails_at_setup():
+    # the reference creates a PipelineGroup's barriers at `setup_resources_and_tasks()` from
+    # the storage its SmemAllocator assigned: a manager without an allocator fails there
+    # ("PipelineGroup barrier_ptr not set"); ts reports TS473 at the group, as ts codegen does
+    from ts_runtime.rules.groups import merge_program
+    from ts_runtime.rules.pipeline_config import config
+    src = merge_program(config("TmaAsync", 1, 128, var="cfg_a"), config("TmaAsync", 1, 128, var="cfg_b"))
+    tail = "    return TaskManager(tasks=tasks, resource_dependency_graph=graph, verbose=False)\n"
+    assert src.endswith(tail)
+    built = src[:-len(tail)] + "    tm = TaskManager(tasks=tasks, resource_dependency_graph=graph, verbose=False)\n"
+    line = src[:src.index("grp = PipelineGroup(")].count("\n") + 1
+    assert _errors(built + "    return tm\n") == []
+    bad = built + "    tm.setup_resources_and_tasks()\n    return tm\n"
+    found = [(d.code, d.range.line) for d in lint_source(bad, "tutorial.py") if d.severity is Severity.ERROR]
+    assert found == [("TS473", line)], found

@@ -16,13 +16,35 @@ class KernelMixin:
     # ================================================================== TaskManager lifecycle
     def _tm_lifecycle(self, tm, name, call):
         """TS902 (second setup) / TS903 (run before setup), in program order."""
+        if getattr(tm, "setup_unknown", False):
+            return None     # a setup call under an unresolved condition (statements.skip)
         if name == "setup_resources_and_tasks":
             if getattr(tm, "setup_done", False):
                 self.ctx.report("TS902", "setup_resources_and_tasks must be called exactly once", self._r(call))
+            else:
+                self._setup_group_barriers(tm)
             tm.setup_done = True
         elif not getattr(tm, "setup_done", False):
             self.ctx.report("TS903", "setup_resources_and_tasks must be called before run", self._r(call))
         return None
+
+    def _setup_group_barriers(self, tm):
+        """TS473 at setup: without an SmemAllocator on the manager no PipelineGroup gets its
+        barrier storage (the reference's `create()` fails; with an allocator the manager rule
+        checks the registration). Only groups without an explicit `pipeline_config` (which
+        could carry a `barrier_ptr`) are reported."""
+        kernel = getattr(tm, "kernel", None)
+        objects = getattr(tm, "objects", None)
+        if kernel is None or objects is None or getattr(kernel, "_ts_skipped", None) \
+                or kernel.smem_allocator is not None or getattr(tm, "smem_allocator_given", False):
+            return
+        for rid, r in kernel.resources.items():
+            obj = objects.get(rid)
+            if r.is_group and obj is not None and obj.attrs.get("pipeline_config", UNKNOWN) is None:
+                self.ctx.report("TS473", f"PipelineGroup '{r.label}' barrier_ptr not set: register the group with "
+                                "SmemAllocator.add_pipeline_group() and pass the allocator to the TaskManager "
+                                "(smem_allocator=) before setup_resources_and_tasks() creates its barriers",
+                                r.range)
 
     def _tm_mermaid(self, args, kwargs, call):
         direction = args[0] if args else kwargs.get("direction", "TD")
@@ -134,23 +156,27 @@ class KernelMixin:
         if bound is None:
             it.unknown(call, "TaskManager(...) arguments could not be matched to its signature")
             return TaskManagerVal(None)
+        tm_val = TaskManagerVal(None)
+        tm_val.smem_allocator_given = bound.get("smem_allocator") is not None
         for key in ("smem_allocator", "tmem_allocator"):   # its setup allocates them (TS705)
             if isinstance(bound.get(key), AllocatorVal):
-                bound[key].managed = True
+                bound[key].managed = tm_val
         site = (rng.line, rng.column)
         first_root = ctx.site_roots.setdefault(site, ctx.root_name)
         ctx.site_counts[site] = ctx.site_counts.get(site, 0) + 1
         if first_root != ctx.root_name or ctx.site_counts[site] > ctx.MAX_KERNELS_PER_SITE:
-            return TaskManagerVal(None)    # analysed in an earlier context already
+            # analysed in an earlier context already; its model serves the setup-time check
+            tm_val.kernel, tm_val.objects = getattr(ctx, "site_models", {}).get(site, (None, None))
+            return tm_val
         arg_ranges = self.call_arguments(call, ("tasks", "resource_dependency_graph"))
         graph = bound["resource_dependency_graph"]
         graph_rng = arg_ranges.get("resource_dependency_graph", rng)
         if isinstance(graph, dict) and not graph and not self.is_tainted(graph):
             ctx.report("TS350", "resource_dependency_graph must be provided and non-empty", graph_rng)
-            return TaskManagerVal(None)
+            return tm_val
         if graph is None:
             ctx.report("TS350", "resource_dependency_graph must be provided and non-empty", graph_rng)
-            return TaskManagerVal(None)
+            return tm_val
         reasons = []
         tasks_v = bound["tasks"]
         tasks = []
@@ -205,7 +231,7 @@ class KernelMixin:
             if not isinstance(tasks_v, (list, tuple)) or not self.collect_resources(
                     [o for o in objs if isinstance(o, ResourceObj)], resources, objects, call):
                 if isinstance(tasks_v, (list, tuple)):
-                    return TaskManagerVal(None)
+                    return tm_val
             for rid, m in resources.items():
                 self.refresh_allocations(objects[rid], m, call)
             for o in objects.values():
@@ -250,7 +276,7 @@ class KernelMixin:
                     reasons.append(f"`{key}`: {bound[key].uncertain}")
                 setattr(kernel, f"{space}_allocator", am)
         except _Abort:
-            return TaskManagerVal(None)
+            return tm_val
         ctx.kernels.append(kernel)
         ctx.kernel_roots.append(ctx.root_name)
         if ctx.import_errors:
@@ -265,9 +291,14 @@ class KernelMixin:
             ctx.unknown(rng, "manager-phase checks skipped for this TaskManager: " + "; ".join(seen[:4]),
                         "skipped")
             kernel._ts_skipped = seen
-            return TaskManagerVal(kernel)
+            tm_val.kernel = kernel
+            return tm_val
         self._run_rules(kernel, options, rng)
-        return TaskManagerVal(kernel)
+        tm_val.kernel, tm_val.objects = kernel, objects
+        if not hasattr(ctx, "site_models"):
+            ctx.site_models = {}
+        ctx.site_models.setdefault(site, (kernel, objects))
+        return tm_val
 
     def _run_rules(self, kernel, options, rng):
         from ts_runtime.diagnostics import Severity

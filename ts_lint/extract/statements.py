@@ -10,7 +10,7 @@ from .expressions import binop, truth
 from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
 from .values import (
     BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, InstanceVal, is_concrete,
-    NamespaceVal, QualRef, RUNTIME, Scope, UNKNOWN,
+    NamespaceVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
 )
 
 
@@ -302,6 +302,10 @@ class StatementsMixin:
             obj = self.lookup(base, scope)
             if isinstance(obj, (list, dict)):
                 self.ctx_taint(obj)
+        for base in eff.callee_roots:
+            obj = self.lookup(base, scope)
+            if isinstance(obj, TaskManagerVal):
+                obj.setup_unknown = True     # whether it is set up there is unknown (TS705 / TS902 / TS903)
         if eff.returns and self.frame is not None:
             self.frame.maybe_returned = True
         if (eff.breaks or eff.returns) and self._loop_depth:

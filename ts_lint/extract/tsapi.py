@@ -244,6 +244,9 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 is_static_int(x) for x in a) and a[1] else (RUNTIME if RUNTIME in a else UNKNOWN), qualname)
         if qualname.startswith("cutlass.cute.arch."):
             return _b(short, lambda i, a, k, c: RUNTIME, qualname)
+        if qualname in ("cutlass.utils.blackwell_helpers.compute_epilogue_tile_size",
+                        "cutlass.utils.sm100.compute_epilogue_tile_size"):
+            return _b("compute_epilogue_tile_size", _epilogue_tile_size, qualname)
         return None
 
     def _kernel_decorator(self, it, args, kwargs, call):
@@ -536,3 +539,74 @@ def apply_decorators(it, func: FuncVal, decorators, scope):
             value = r
         # anything else (external decorator): keep the function
     return value
+
+
+_EPI_PARAMS = ("cta_tile_m", "cta_tile_n", "use_2cta", "elem_width_d", "elem_width_c", "d_is_m_major",
+               "c_is_m_major", "tmem_warp_shape_mn")
+
+
+def _epilogue_tile_size(it, args, kwargs, call):
+    """`cutlass.utils.blackwell_helpers.compute_epilogue_tile_size(...)`: plain Python
+    arithmetic on compile-time ints (its docstring states the algorithm), modelled here so a
+    schedule loop over the epilogue subtiles has a known trip count. Any argument that is
+    not a known value gives UNKNOWN.
+
+    Warp grid (2, 2) for a 2-CTA MMA with a 64-row tile, else (4, 1) (or the given
+    `tmem_warp_shape_mn`); tile_m = min(cta_tile_m, 32 * warp_m); the N target is 4096 (8192
+    for 4-bit elements) elements / tile_m without a source C, otherwise 16/32/64 by element
+    width and CTA shape, halved until it divides cta_tile_n; N floors from the TMA store
+    alignment (8 * warp_n M-major, 128 / width * warp_n N-major, 128 * warp_n for 6-bit);
+    tile_n = min(cta_tile_n, max(target, floors)), or cta_tile_n if that does not divide it.
+    """
+    vals = dict(zip(_EPI_PARAMS, args))
+    vals.update({k: v for k, v in kwargs.items() if k in _EPI_PARAMS})
+    vals.setdefault("elem_width_c", None)
+    vals.setdefault("d_is_m_major", True)
+    vals.setdefault("c_is_m_major", True)
+    vals.setdefault("tmem_warp_shape_mn", None)
+    if len(args) > len(_EPI_PARAMS) or set(kwargs) - set(_EPI_PARAMS) or any(
+            p not in vals for p in _EPI_PARAMS[:4]):
+        return UNKNOWN
+
+    def known_int(x):
+        return isinstance(x, int) and not isinstance(x, bool)
+
+    m, n, two_cta, wd = (vals[p] for p in _EPI_PARAMS[:4])
+    wc, d_m_major, c_m_major, warps = (vals[p] for p in _EPI_PARAMS[4:])
+    if not (known_int(m) and known_int(n) and known_int(wd) and m > 0 and n > 0 and wd > 0):
+        return UNKNOWN
+    if not all(isinstance(x, bool) or known_int(x) for x in (two_cta, d_m_major, c_m_major)):
+        return UNKNOWN
+    if wc is not None and not (known_int(wc) and wc > 0):
+        return UNKNOWN
+    if warps is None:
+        warp_m, warp_n = (2, 2) if (m == 64 and two_cta) else (4, 1)
+    elif isinstance(warps, tuple) and len(warps) == 2 and all(known_int(w) and w > 0 for w in warps):
+        warp_m, warp_n = warps
+    else:
+        return UNKNOWN
+    bits = wd if wc is None else max(wd, wc)
+    tile_m = min(m, 32 * warp_m)
+    if wc is None:
+        target = (8192 if bits == 4 else 4096) // tile_m
+    elif bits == 32:
+        target = 16 if (m > 64 and n <= 128) else 32
+    elif bits == 16:
+        target = 32 if n <= 128 else 64
+    else:
+        target = 64
+    while target and n % target:
+        target //= 2
+    if not target:
+        return UNKNOWN
+
+    def floor_for(width, m_major):
+        if m_major:
+            return 8 * warp_n
+        return 128 * warp_n if width == 6 else 128 // width * warp_n
+    floor_d = floor_for(wd, d_m_major)
+    floor_c = 8 * warp_n if (wc is None or c_m_major) else floor_for(wc, False)
+    tile_n = min(n, max(target, floor_c, floor_d))
+    if tile_n <= 0 or n % tile_n:
+        tile_n = n
+    return (tile_m, tile_n)
