@@ -549,3 +549,34 @@ def test_group_without_smem_allocator_fails_at_setup():
     bad = built + "    tm.setup_resources_and_tasks()\n    return tm\n"
     found = [(d.code, d.range.line) for d in lint_source(bad, "tutorial.py") if d.severity is Severity.ERROR]
     assert found == [("TS473", line)], found
+
+
+_BUILD = PRELUDE + '''
+
+def build():
+    return make_manager(rows=8, stages=2)
+'''
+
+
+def _line_of(src, text):
+    return next(i for i, line in enumerate(src.splitlines(), 1) if text in line)
+
+
+def test_ts_api_call_with_a_missing_or_unexpected_argument_is_ts907():
+    # what Python raises TypeError for (under the reference too), at the call
+    assert _errors(_BUILD) == []
+    no_consumer = _BUILD.replace("        consumer_group=pipeline.CooperativeGroup(pipeline.Agent.Thread, 128),\n", "")
+    found = [(d.code, d.range.line) for d in lint_source(no_consumer, "t.py") if d.severity is Severity.ERROR]
+    assert found == [("TS907", _line_of(no_consumer, "cfg = PipelineConfig.create_tma_async_pipeline_cfg("))]
+    assert "'consumer_group'" in [d for d in lint_source(no_consumer, "t.py") if d.code == "TS907"][0].message
+    wrong_kw = _BUILD.replace("warp_idx=4,\n", "warp_index=4,\n")
+    found = [(d.code, d.range.line) for d in lint_source(wrong_kw, "t.py") if d.severity is Severity.ERROR]
+    assert found == [("TS907", _line_of(wrong_kw, 'Task(name="Fill"'))]
+
+
+def test_unpacked_arguments_are_not_judged():
+    # `**kwargs` whose contents ts-lint may not know: no TS907, only an unresolved note
+    src = _BUILD.replace('Task(name="Fill", src_resources=[source], dst_resources=[buffer], warp_idx=4,',
+                         'Task(name="Fill", src_resources=[source], dst_resources=[buffer], **extra(),')
+    src = src.replace("def make_manager(", "def extra():\n    return {}\n\n\ndef make_manager(")
+    assert "TS907" not in _errors(src)

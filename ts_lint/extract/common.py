@@ -93,6 +93,15 @@ def _signature(fn):
     return inspect.signature(fn)
 
 
+def _bind_error(fn, args, kwargs) -> Optional[str]:
+    """Why `fn(*args, **kwargs)` would raise TypeError on binding (None if it binds)."""
+    try:
+        _signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
 def _signature_bind(fn, args, kwargs):
     try:
         ba = _signature(fn).bind(*args, **kwargs)

@@ -110,7 +110,7 @@ class ConfigsMixin:
         fn = getattr(self._PipelineConfig, name)
         bound = _signature_bind(fn, args, kwargs)
         if bound is None:
-            self.it.unknown(call, f"`PipelineConfig.{name}(...)` arguments do not match its signature")
+            self._unbound_call(f"PipelineConfig.{name}(...)", fn, args, kwargs, call)
             return UNKNOWN
         ptype, special = _FACTORIES[name]
         fields = {f: None for f in _CONFIG_FIELDS}

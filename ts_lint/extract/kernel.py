@@ -63,7 +63,7 @@ class KernelMixin:
         bound = _signature_bind(LiveTask.__init__, [None] + list(args[1:]), kwargs)
         if bound is None:
             task.ok, task.reason = False, "Task(...) arguments do not match its signature"
-            it.unknown(call, "Task(...) arguments could not be matched to its signature; the task is not analyzed")
+            self._unbound_call("Task(...)", LiveTask.__init__, [None] + list(args[1:]), kwargs, call)
             return None
         rng = self._r(call)
         name = bound["name"]
@@ -154,7 +154,7 @@ class KernelMixin:
         rng = self._r(call)
         bound = _signature_bind(LiveTM.__init__, [None] + list(args), kwargs)
         if bound is None:
-            it.unknown(call, "TaskManager(...) arguments could not be matched to its signature")
+            self._unbound_call("TaskManager(...)", LiveTM.__init__, [None] + list(args), kwargs, call)
             return TaskManagerVal(None)
         tm_val = TaskManagerVal(None)
         tm_val.smem_allocator_given = bound.get("smem_allocator") is not None

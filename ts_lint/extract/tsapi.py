@@ -198,6 +198,18 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     def _r(self, node):
         return self.it.rng(node) if node is not None else SourceRange(self.ctx.path, 1, 0)
 
+    def _unbound_call(self, what: str, fn, args, kwargs, call) -> None:
+        """A ts API call whose arguments did not bind: TS907 with Python's message when the
+        call spells every argument out (no `*` / `**` unpacking, whose contents may be
+        unknown to ts-lint), else an unresolved note."""
+        from .common import _bind_error
+        starred = any(getattr(a, "star", "") for a in getattr(call, "args", ()))
+        msg = None if starred else _bind_error(fn, args, kwargs)
+        if msg is not None:
+            self.ctx.report("TS907", f"{what}: {msg} (Python raises TypeError here)", self._r(call))
+        else:
+            self.it.unknown(call, f"{what} arguments could not be matched to its signature")
+
     # ================================================================== name resolution
     def resolve(self, qualname: str):
         sym = N.ts_symbol(qualname)

@@ -1,11 +1,12 @@
-"""TS000, TS901-TS906, TS950-TS959 and TS999: lifecycle, internal and front-end codes.
+"""TS000, TS901-TS907, TS950-TS959 and TS999: lifecycle, internal and front-end codes.
 
 - TS000 / TS95x are reported by ts-lint itself (phase "frontend"): a file it cannot
   parse, and the values it could not evaluate statically ("unresolved" explanations,
   severity info, shown with `--explain-unknown`). `UNRESOLVED` maps a short kind to its
   code so the linter picks the most specific one.
 - TS901 is the `skip_validation=True` notice; TS902/TS903 guard the TaskManager lifecycle;
-  TS904 the Mermaid export; TS906 is what ts codegen raises for inputs it cannot lower.
+  TS904 the Mermaid export; TS906 is what ts codegen raises for inputs it cannot lower;
+  TS907 (ts-lint) is a ts API call whose arguments do not bind to its signature.
 - TS999 is what the rule engine (and ts-lint) reports when a check itself crashes.
 """
 from __future__ import annotations
@@ -94,6 +95,27 @@ rule("TS000", "syntax-error", """
     ## Use instead
     Fix the syntax; the other rules run again on the next save.
     """, **FRONTEND, valid=[VALID])
+
+rule("TS907", "api-call-mismatch", """
+    A ts API call whose arguments do not match its signature.
+
+    ## What it does
+    ts-lint binds the arguments of `Task(...)`, `TaskManager(...)` and the
+    `PipelineConfig.create_*_cfg(...)` factories to their signatures and reports a
+    missing required argument or an unexpected keyword at the call, with Python's own
+    message. Calls with `*args` / `**kwargs` unpacking are not checked. At run time
+    Python raises the same `TypeError` before any ts code runs (under the reference too),
+    so only ts-lint reports it as a finding.
+    ## Why is this bad?
+    The module fails with a TypeError when the kernel is built; nothing after the call is
+    checked.
+    ## Example
+    `Task(name="Copy", src_resources=[inp], dst_resources=[out], num_warps=1, schedule=s)`
+    (no `warp_idx`), or `create_async_umma_pipeline_cfg(..., num_bytes=4096)`.
+    ## Use instead
+    Pass every required argument (`warp_idx=0`); `num_bytes` only to the TMA factories.
+    """, **FRONTEND, exc="TypeError", valid=[VALID],
+     invalid=[VALID.replace("warp_idx=0, num_warps=1,", "num_warps=1,  # expect: TS907")])
 
 rule("TS999", "internal-error", """
     A check crashed (a bug in ts, not in the kernel).
