@@ -318,3 +318,10 @@ NOT_RELEASED = pipe_program(load=["src.consumer_work()", "buf.acquire()", "buf.p
                             store=["buf.wait()", "buf.consumer_work()  # expect: TS812", "out.producer_work()"],
                             stages=4, iters=2)
 EXTRA_RELEASE = pipe_program(store=STORE + ["buf.release()  # expect: TS813"])
+
+
+def zero_stage_work_queue() -> str:
+    """A CLC WorkQueue whose fetch pipeline has no stage: the scheduler's acquire never proceeds."""
+    from .persistent import dynamic_program
+    src = dynamic_program().replace("num_stages=1", "num_stages=0")
+    return src.replace("wq.acquire()\n", "wq.acquire()  # expect: TS810\n", 1)

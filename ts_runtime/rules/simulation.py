@@ -185,7 +185,9 @@ class ScheduleBlocked(_TableRule):
     per round) under the pipeline credit model, and reports the first round in which no
     unfinished task can move: each one waits in `acquire()` for an empty stage or in
     `wait()` for a commit. The finding points at the first blocked call; the other
-    blocked calls are related locations.
+    blocked calls are related locations. A WorkQueue whose fetch pipeline has
+    `num_stages=0` is reported at the scheduler's first `acquire()`: the queue is not part
+    of the credit model, but its ring has no stage to fetch into.
     ## Why is this bad?
     A schedule that blocks in this simple interleaving hangs on the GPU (or, with a
     non-int domain simulated with a representative count, is suspicious: see the note).
@@ -196,10 +198,11 @@ class ScheduleBlocked(_TableRule):
     """
     code = "TS810"
     VALID = [programs.VALID_PIPE]
-    INVALID = [programs.BLOCKED, programs.ZERO_STAGES]
+    INVALID = [programs.BLOCKED, programs.ZERO_STAGES, programs.zero_stage_work_queue()]
     name = "schedule-blocked"
 
     def check(self, kernel):
+        yield from _zero_stage_work_queues(self, kernel)
         sim = simulate_table(kernel)
         if sim.credits is None or not sim.blocked:
             return
@@ -230,6 +233,28 @@ class ScheduleBlocked(_TableRule):
             first = e.range
         yield self.diag("Schedule is blocked! " + "; ".join(parts) + f"; {tail}." + _note(sim),
                         first, related=related)
+
+
+def _zero_stage_work_queues(rule, kernel):
+    """A WorkQueue's fetch pipeline with 0 stages: the queue is outside the credit model
+    (its rounds are the work tiles), but its ring still needs a stage, so the scheduler's
+    first acquire (or, without one, the first wait) can never proceed."""
+    for rid, r in kernel.resources.items():
+        cfg = r.pipeline
+        if not r.is_work_queue or cfg is None or not is_static_int(cfg.num_stages) or cfg.num_stages != 0:
+            continue
+        first = {}
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered is not None else ()):
+                if e.resource == rid and e.stage in (S.ProducerAcquire, S.ConsumerWait):
+                    first.setdefault(e.stage, (t, e))
+        hit = first.get(S.ProducerAcquire) or first.get(S.ConsumerWait)
+        if hit is None:
+            continue
+        t, e = hit
+        yield rule.diag(f"Schedule is blocked! '{t.name}' is blocked at {e.stage.value}({kernel.name(rid)}): "
+                        f"the work queue's pipeline has num_stages=0, so no stage is ever "
+                        f"{'empty' if e.stage is S.ProducerAcquire else 'committed'}.", e.range)
 
 
 def _cause(kernel, resource=None, want=None):
