@@ -19,6 +19,7 @@ from .enums import (
 )
 from .model.work_signature import RawParam, analyze_params, normalize_returns
 from .diagnostics import raise_finding
+from .api_calls import checked_factory
 from .source import SourceRange, caller_range
 
 __all__ = [
@@ -277,6 +278,7 @@ class PipelineConfig:
         return obj
 
     @classmethod
+    @checked_factory
     def create_async_async_pipeline_cfg(cls, num_stages, producer_group, consumer_group, cta_layout_vmnk,
                                         producer_signaling_threads=SignalingThreads.All,
                                         consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None,
@@ -289,6 +291,7 @@ class PipelineConfig:
                          interleave_stride=interleave_stride)
 
     @classmethod
+    @checked_factory
     def create_tma_async_pipeline_cfg(cls, num_stages, num_bytes, producer_group, consumer_group,
                                       cta_layout_vmnk=None, producer_signaling_threads=SignalingThreads.All,
                                       consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None,
@@ -302,6 +305,7 @@ class PipelineConfig:
                          num_bytes_per_warp_per_cta=num_bytes_per_warp_per_cta)
 
     @classmethod
+    @checked_factory
     def create_tma_umma_pipeline_cfg(cls, num_stages, num_bytes, producer_group, consumer_group, cta_layout_vmnk,
                                      producer_signaling_threads=SignalingThreads.All,
                                      consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None,
@@ -315,6 +319,7 @@ class PipelineConfig:
                          mcast_mode_mn=mcast_mode_mn, num_bytes_per_warp_per_cta=num_bytes_per_warp_per_cta)
 
     @classmethod
+    @checked_factory
     def create_umma_async_pipeline_cfg(cls, num_stages, producer_group, consumer_group, cta_layout_vmnk,
                                        producer_signaling_threads=SignalingThreads.All,
                                        consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None,
@@ -326,6 +331,7 @@ class PipelineConfig:
                          interleave_stride=interleave_stride)
 
     @classmethod
+    @checked_factory
     def create_async_umma_pipeline_cfg(cls, num_stages, producer_group, consumer_group, cta_layout_vmnk,
                                        producer_signaling_threads=SignalingThreads.All,
                                        consumer_signaling_threads=SignalingThreads.All,
@@ -341,6 +347,7 @@ class PipelineConfig:
                          interleave_stride=interleave_stride)
 
     @classmethod
+    @checked_factory
     def create_umma_umma_pipeline_cfg(cls, num_stages, producer_group, consumer_group, cta_layout_vmnk,
                                       producer_signaling_threads=SignalingThreads.All,
                                       consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None):
@@ -350,6 +357,7 @@ class PipelineConfig:
                          consumer_signaling_threads=consumer_signaling_threads, barrier_ptr=barrier_ptr)
 
     @classmethod
+    @checked_factory
     def create_tma_wgmma_pipeline_cfg(cls, num_stages, num_bytes, producer_group, consumer_group,
                                       cta_layout_vmnk=None, producer_signaling_threads=SignalingThreads.All,
                                       consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None,
@@ -366,6 +374,7 @@ class PipelineConfig:
                          num_bytes_per_warp_per_cta=num_bytes_per_warp_per_cta)
 
     @classmethod
+    @checked_factory
     def create_clc_fetch_async_pipeline_cfg(cls, num_stages, num_bytes, producer_group, consumer_group,
                                             cta_layout_vmnk, producer_signaling_threads=SignalingThreads.CtaLeader,
                                             consumer_signaling_threads=SignalingThreads.All, barrier_ptr=None):

@@ -14,6 +14,7 @@ from .model.kernel import TaskModel
 from .model.lower import lower
 from .model.task_checks import check_lowered_task, check_task_fields
 from .rules.registry import make_diagnostic
+from .api_calls import CheckedCall
 from .source import caller_range
 
 __all__ = ["Task", "emit_ptx_comments", "normalize_and_validate_schedule_list"]
@@ -25,7 +26,7 @@ def _qualname(cls) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
-class Task:
+class Task(metaclass=CheckedCall):
     """A warp-specialized task: warps `[warp_idx, warp_idx + num_warps)` run `schedule`."""
 
     def __init__(self, src_resources, dst_resources, warp_idx, num_warps, *, schedule,

@@ -15,6 +15,7 @@ from .diagnostics import Diagnostic, ScheduleValidationError, Severity, raise_fi
 from .locate import call_arguments, dict_entries
 from .model.kernel import GraphEdge, KernelModel, ManagerOptions
 from .rules.registry import get as get_rule, make_diagnostic
+from .api_calls import CheckedCall
 from .source import caller_range
 
 __all__ = ["TaskManager", "WARP_SIZE", "expand_loop"]
@@ -23,7 +24,7 @@ WARP_SIZE = 32
 _NEVER_DOWNGRADED = ("AssertionError", "TypeError")
 
 
-class TaskManager:
+class TaskManager(metaclass=CheckedCall):
     def __init__(self, tasks, resource_dependency_graph, dma_consumer_release_labels=None,
                  iket_enable_profiling=False, iket_profiling_stages=None, iket_profiling_resources=None,
                  skip_validation=False, smem_allocator=None, tmem_allocator=None, tmem_ptr_i32=None,

@@ -1,8 +1,6 @@
 """Helpers shared by the TS API modules (value conversions as in ts_runtime/tracing.py)."""
 from __future__ import annotations
 
-import functools
-
 import dataclasses
 import enum
 from typing import Any, Optional
@@ -85,26 +83,10 @@ def _strides(v):
     return (v, v, v, v)
 
 
-@functools.lru_cache(maxsize=1024)
-def _signature(fn):
-    """inspect.signature of a ts_runtime callable: the same few `__init__`s and functions
-    are bound on every call ts-lint evaluates, and building a Signature is the slow part."""
-    import inspect
-    return inspect.signature(fn)
-
-
-def _bind_error(fn, args, kwargs) -> Optional[str]:
-    """Why `fn(*args, **kwargs)` would raise TypeError on binding (None if it binds)."""
-    try:
-        _signature(fn).bind(*args, **kwargs)
-    except TypeError as exc:
-        return str(exc)
-    return None
-
-
 def _signature_bind(fn, args, kwargs):
+    from ts_runtime.api_calls import signature
     try:
-        ba = _signature(fn).bind(*args, **kwargs)
+        ba = signature(fn).bind(*args, **kwargs)
     except TypeError:
         return None
     ba.apply_defaults()

@@ -202,11 +202,11 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         """A ts API call whose arguments did not bind: TS907 with Python's message when the
         call spells every argument out (no `*` / `**` unpacking, whose contents may be
         unknown to ts-lint), else an unresolved note."""
-        from .common import _bind_error
+        from ts_runtime.api_calls import bind_error, message
         starred = any(getattr(a, "star", "") for a in getattr(call, "args", ()))
-        msg = None if starred else _bind_error(fn, args, kwargs)
-        if msg is not None:
-            self.ctx.report("TS907", f"{what}: {msg} (Python raises TypeError here)", self._r(call))
+        error = None if starred else bind_error(fn, args, kwargs)
+        if error is not None:
+            self.ctx.report("TS907", message(what, error), self._r(call))
         else:
             self.it.unknown(call, f"{what} arguments could not be matched to its signature")
 

@@ -6,7 +6,7 @@
   code so the linter picks the most specific one.
 - TS901 is the `skip_validation=True` notice; TS902/TS903 guard the TaskManager lifecycle;
   TS904 the Mermaid export; TS906 is what ts codegen raises for inputs it cannot lower;
-  TS907 (ts-lint) is a ts API call whose arguments do not bind to its signature.
+  TS907 is a ts API call whose arguments do not bind to its signature.
 - TS999 is what the rule engine (and ts-lint) reports when a check itself crashes.
 """
 from __future__ import annotations
@@ -100,12 +100,12 @@ rule("TS907", "api-call-mismatch", """
     A ts API call whose arguments do not match its signature.
 
     ## What it does
-    ts-lint binds the arguments of `Task(...)`, `TaskManager(...)` and the
+    Binds the arguments of `Task(...)`, `TaskManager(...)` and the
     `PipelineConfig.create_*_cfg(...)` factories to their signatures and reports a
     missing required argument or an unexpected keyword at the call, with Python's own
-    message. Calls with `*args` / `**kwargs` unpacking are not checked. At run time
-    Python raises the same `TypeError` before any ts code runs (under the reference too),
-    so only ts-lint reports it as a finding.
+    message (`ts_runtime.api_calls`). At run time the call raises that `TypeError` (the
+    reference's exception too), carrying the finding; ts-lint binds the same signatures
+    statically and does not judge calls with `*args` / `**kwargs` unpacking.
     ## Why is this bad?
     The module fails with a TypeError when the kernel is built; nothing after the call is
     checked.
@@ -114,7 +114,7 @@ rule("TS907", "api-call-mismatch", """
     (no `warp_idx`), or `create_async_umma_pipeline_cfg(..., num_bytes=4096)`.
     ## Use instead
     Pass every required argument (`warp_idx=0`); `num_bytes` only to the TMA factories.
-    """, **FRONTEND, exc="TypeError", valid=[VALID],
+    """, phase="object", exc="TypeError", valid=[VALID],
      invalid=[VALID.replace("warp_idx=0, num_warps=1,", "num_warps=1,  # expect: TS907")])
 
 rule("TS999", "internal-error", """

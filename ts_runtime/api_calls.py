@@ -1,0 +1,65 @@
+"""TS907: a ts API call whose arguments do not bind to its signature.
+
+Python itself raises TypeError for such a call before any ts code runs. `Task`,
+`TaskManager` and the `PipelineConfig.create_*_cfg` factories bind their arguments first
+(`check_call`), so the same TypeError carries the TS907 diagnostic at the user's line;
+ts-lint binds the same signatures statically (`bind_error`, `message`). One binding, one
+message, both front ends.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Optional
+
+__all__ = ["signature", "bind_error", "message", "check_call", "checked_factory", "CheckedCall"]
+
+
+@functools.lru_cache(maxsize=1024)
+def signature(fn):
+    # the same few ts callables are bound again and again; a Signature is slow to build
+    return inspect.signature(fn)
+
+
+def bind_error(fn, args, kwargs) -> Optional[str]:
+    """Why `fn(*args, **kwargs)` would raise TypeError on binding (None if it binds)."""
+    try:
+        signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        return str(exc)
+    return None
+
+
+def message(what: str, error: str) -> str:
+    return f"{what}: {error} (Python raises TypeError here)"
+
+
+def check_call(fn, what: str, args, kwargs) -> None:
+    """Raises TS907 (a TypeError) at the caller's line when the arguments do not bind."""
+    error = bind_error(fn, args, kwargs)
+    if error is not None:
+        from .diagnostics import raise_finding
+        from .source import caller_range
+        raise_finding("TS907", TypeError, message(what, error), caller_range())
+
+
+def checked_factory(fn):
+    """A `PipelineConfig.create_*_cfg` body whose call is bound (TS907) before it runs;
+    `inspect.signature` still shows the factory's own parameters (`__wrapped__`)."""
+    what = f"PipelineConfig.{fn.__name__}(...)"
+
+    @functools.wraps(fn)
+    def factory(cls, *args, **kwargs):
+        check_call(fn, what, (cls,) + args, kwargs)
+        return fn(cls, *args, **kwargs)
+    return factory
+
+
+class CheckedCall(type):
+    """Metaclass of `Task` / `TaskManager`: a construction binds its arguments to
+    `__init__` first (TS907). Copies and pickles do not call the class, so they are not
+    affected."""
+
+    def __call__(cls, *args, **kwargs):
+        check_call(cls.__init__, f"{cls.__name__}(...)", (None,) + args, kwargs)
+        return super().__call__(*args, **kwargs)
