@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import textwrap
 
-_PIPE = '''\
+# imports, a Gmem and a 1 KiB Smem resource class, and an AsyncAsync ring of `stages`
+_PRELUDE = '''\
 from dataclasses import dataclass
 
 from ts_runtime import domain_loop, schedule
@@ -38,6 +39,9 @@ def pipe(stages):
         consumer_group=CooperativeGroup(Agent.Thread, 32), cta_layout_vmnk=None)
 
 
+'''
+
+_PIPE = _PRELUDE + '''\
 def build():
     src, out = Gmem(name="src"), Gmem(name="out")
     buf = Smem(name="buf", pipeline_config=pipe(STAGES))
@@ -76,41 +80,11 @@ def pipe_program(load=LOAD, store=STORE, stages=2, iters=4) -> str:
             .replace("LOAD", body(load)).replace("STORE", body(store)))
 
 
-_RACE = '''\
-from dataclasses import dataclass
-
-from ts_runtime import domain_loop, schedule
-from ts_runtime.memory import SmemAllocation, SmemAllocator
-from ts_runtime.pipeline import Agent, CooperativeGroup
-from ts_runtime.resources import MemoryResource, PipelineConfig
-from ts_runtime.task import Task
-from ts_runtime.task_manager import TaskManager
-
-
-@dataclass(kw_only=True)
-class Gmem(MemoryResource):
-    pass
-
-
-@dataclass(kw_only=True)
-class Smem(MemoryResource):
-    def __post_init__(self):
-        self.data = SmemAllocation(self.name + "_data", size_bytes=1024)
-
-    def get_smem_requirements(self):
-        return [self.data]
-
-
-def pipe():
-    return PipelineConfig.create_async_async_pipeline_cfg(
-        num_stages=2, producer_group=CooperativeGroup(Agent.Thread, 32),
-        consumer_group=CooperativeGroup(Agent.Thread, 32), cta_layout_vmnk=None)
-
-
+_RACE = _PRELUDE + '''\
 def build():
     src, out = Gmem(name="src"), Gmem(name="out")
-    a = Smem(name="a", pipeline_config=pipe())
-    b = Smem(name="b", pipeline_config=pipe())
+    a = Smem(name="a", pipeline_config=pipe(2))
+    b = Smem(name="b", pipeline_config=pipe(2))
 LAYOUT
     @schedule
     def load(src, buf):
@@ -157,43 +131,13 @@ def race_program(aliased: bool) -> str:
     return _RACE.replace("LAYOUT\n", _LAYOUT).replace("EXPECT", "")
 
 
-_STAGED = '''\
-from dataclasses import dataclass
-
-from ts_runtime import domain_loop, schedule
-from ts_runtime.memory import SmemAllocation
-from ts_runtime.pipeline import Agent, CooperativeGroup
-from ts_runtime.resources import MemoryResource, PipelineConfig
-from ts_runtime.task import Task
-from ts_runtime.task_manager import TaskManager
-
-
-@dataclass(kw_only=True)
-class Gmem(MemoryResource):
-    pass
-
-
-@dataclass(kw_only=True)
-class Smem(MemoryResource):
-    def __post_init__(self):
-        self.data = SmemAllocation(self.name + "_data", size_bytes=1024)
-
-    def get_smem_requirements(self):
-        return [self.data]
-
-
-def ring(stages):
-    return PipelineConfig.create_async_async_pipeline_cfg(
-        num_stages=stages, producer_group=CooperativeGroup(Agent.Thread, 32),
-        consumer_group=CooperativeGroup(Agent.Thread, 32), cta_layout_vmnk=None)
-
-
+_STAGED = _PRELUDE + '''\
 def build():
     src, out = Gmem(name="src"), Gmem(name="out")
     # never laid out: `a` stage 0 and `c` share SMEM [0, 1024); `c` is written only
     # after the last `a` tile is consumed, which the pipelines order
-    a = Smem(name="a", pipeline_config=ring(2))
-    c = Smem(name="c", pipeline_config=ring(1))
+    a = Smem(name="a", pipeline_config=pipe(2))
+    c = Smem(name="c", pipeline_config=pipe(1))
 
     @schedule
     def load(src, a):
