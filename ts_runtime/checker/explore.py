@@ -133,27 +133,6 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     seen_keys: set = set()
     explored = 0
 
-    def successor(s: tuple, i: int) -> tuple:
-        simple, rounds, pdl_wait, held, eidx = eff_at[i][s[i]]
-        lst = list(s)
-        lst[i] += 1
-        for k, d in simple:
-            lst[k] += d
-        for k, n, c, d in rounds:
-            t = (lst[k] + 1) % n
-            lst[k] = t
-            if t == 0:
-                lst[c] += d
-        if pdl_wait:
-            lst[pdl_idx] = 1
-        if held:
-            key = (s[held_idx], held, i, eidx)
-            hid = apply_memo.get(key)
-            if hid is None:
-                hid = apply_memo[key] = intern(apply_held(held_tab[s[held_idx]], held, i, eidx))
-            lst[held_idx] = hid
-        return tuple(lst)
-
     def decoded(s: tuple) -> tuple:
         """The state with its held tuple in place of the interned id."""
         return s[:held_idx] + (held_tab[s[held_idx]],)
@@ -297,19 +276,11 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                 choice = (i,)
                 break
         for i in choice:
-            # successor(s, i), inlined
-            simple, rounds, pdl_wait, hact, eidx = eff_at[i][s[i]]
+            # the successor: `_advance`, then the held transition (interned, memoised)
+            eff = eff_at[i][s[i]]
             lst = list(s)
-            lst[i] += 1
-            for k, d in simple:
-                lst[k] += d
-            for k, n, c, d in rounds:
-                v = (lst[k] + 1) % n
-                lst[k] = v
-                if v == 0:
-                    lst[c] += d
-            if pdl_wait:
-                lst[pdl_idx] = 1
+            _advance(lst, i, eff, pdl_idx)
+            hact, eidx = eff[3], eff[4]
             if hact:
                 hk = (s[held_idx], hact, i, eidx)
                 hid = apply_memo.get(hk)
@@ -335,6 +306,23 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     result.seconds = time.perf_counter() - t0
     return result
 
+
+
+def _advance(lst: list, i: int, effect: tuple, pdl_idx: int) -> None:
+    """Task `i` runs its next step, whose `Op.effect` is `effect`: its cursor, the credit
+    pools and round totals it moves and the PDL flag, in place (the held component is
+    the caller's, interned or not)."""
+    simple, rounds, pdl_wait, _held, _eidx = effect
+    lst[i] += 1
+    for k, d in simple:
+        lst[k] += d
+    for k, n, c, d in rounds:
+        v = (lst[k] + 1) % n
+        lst[k] = v
+        if v == 0:
+            lst[c] += d
+    if pdl_wait:
+        lst[pdl_idx] = 1
 
 def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[float],
                  early_exit: bool, max_findings: int) -> RunResult:
@@ -386,19 +374,10 @@ def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[f
             # `explore` counts visited states, the initial one included
             result.hit_limit = True
             break
-        simple, rounds, pdl_wait, hact, eidx = op.effect
-        s[0] = pos + 1
-        for k, d in simple:
-            s[k] += d
-        for k, m, c, d in rounds:
-            v = (s[k] + 1) % m
-            s[k] = v
-            if v == 0:
-                s[c] += d
-        if pdl_wait:
-            s[pdl_idx] = 1
+        _advance(s, 0, op.effect, pdl_idx)
+        hact = op.effect[3]
         if hact:
-            held = apply_held(held, hact, 0, eidx)
+            held = apply_held(held, hact, 0, op.eidx)
     result.states = explored
     result.seconds = time.perf_counter() - t0
     return result
