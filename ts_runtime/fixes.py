@@ -62,6 +62,23 @@ def insert_call(anchor: SourceRange, method: str, *, before: bool, title: str,
 # The helpers below read the analysed text (the source registry, else the file) and parse
 # it with `ast`; positions are converted to code points (ast columns are UTF-8 bytes).
 
+def insert_statement(anchor: SourceRange, code: str, *, title: str,
+                     applicability: str = "unsafe") -> Optional[Fix]:
+    """Inserts `code` on its own line just before the statement starting at `anchor`'s
+    line, at that statement's indentation."""
+    text = source_line(anchor.path, anchor.line)
+    if not text or not text.strip():
+        return None
+    indent = text[:len(text) - len(text.lstrip())]
+    return Fix(title, (Edit(SourceRange(anchor.path, anchor.line, 0, anchor.line, 0), f"{indent}{code}\n"),),
+               applicability)
+
+
+def receiver(rng: SourceRange) -> Optional[str]:
+    """The receiver (`smem`) of the call `smem.work(...)` that starts at `rng`."""
+    return _receiver(rng)
+
+
 def _lines(path: str) -> list:
     from . import source as _source
     lines = _source._SOURCES.get(path)

@@ -6,6 +6,8 @@ the two front ends easy to compare (tests/parity).
 from __future__ import annotations
 
 import dataclasses
+import inspect
+import weakref
 from typing import Any
 
 from .diagnostics import raise_finding
@@ -140,6 +142,77 @@ def _tlv_names(obj) -> set:
     return names
 
 
+def _user_class(klass) -> bool:
+    """A class of the user's program (not ts_runtime's, the reference's or a builtin)."""
+    mod = getattr(klass, "__module__", None) or ""
+    return mod != "builtins" and mod.split(".", 1)[0] not in ("ts_runtime", "cutlass")
+
+
+_MISSING = object()
+
+
+def _unset_fields(obj) -> frozenset:
+    """Dataclass fields declared by the user's classes that are None right now (TS237)."""
+    if not dataclasses.is_dataclass(obj):
+        return frozenset()
+    mro = type(obj).__mro__
+    out = set()
+    for f in dataclasses.fields(obj):
+        owner = next((k for k in mro if f.name in vars(k).get("__annotations__", {})), None)
+        if owner is not None and _user_class(owner) and getattr(obj, f.name, _MISSING) is None:
+            out.add(f.name)
+    return frozenset(out)
+
+
+_EFFECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # class -> {work method: Effects}
+
+
+def _held_resources(obj) -> dict:
+    """attribute -> rid of the other resources an instance holds (`self.smem_a_resource`)."""
+    from .resources import MemoryResource
+    return {k: id(v) for k, v in vars(obj).items() if isinstance(v, MemoryResource) and v is not obj}
+
+
+def _attr_effects(cls, methods: dict, held: dict) -> None:
+    """Fills uses / writes of each work method (model/attr_effects.py) from the source
+    of the user's methods; methods of ts_runtime's or the reference's classes are
+    unknown bodies, as they are to ts-lint."""
+    from .model.attr_effects import NOT_A_METHOD, method_effects, resolve
+    table = _EFFECTS.get(cls)
+    if table is None:
+        cache: dict = {}
+
+        def lookup(name):
+            if name in cache:
+                return cache[name]
+            result = NOT_A_METHOD
+            for klass in cls.__mro__:
+                if name not in vars(klass):
+                    continue
+                attr = vars(klass)[name]
+                fn = attr.__func__ if isinstance(attr, (staticmethod, classmethod)) else attr
+                if not callable(fn):
+                    break
+                result = None
+                if _user_class(klass):
+                    fn = inspect.unwrap(fn)
+                    if inspect.isfunction(fn):
+                        try:
+                            result = method_effects(inspect.getsource(fn))
+                        except (OSError, TypeError):
+                            result = None
+                break
+            cache[name] = result
+            return result
+
+        table = _EFFECTS[cls] = {name: resolve(name, lookup) for name in methods}
+    for name, wm in methods.items():
+        eff = table.get(name)
+        if eff is not None:
+            wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
+            wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
+
+
 def _allocs(items, space) -> list:
     out = []
     for a in items or ():
@@ -177,6 +250,10 @@ def resource_model(obj) -> ResourceModel:
     )
     if kind is not ResourceKind.GROUP:
         r.tlv_names = _tlv_names(obj)
+        r.unset_fields = _unset_fields(obj)
+        held = _held_resources(obj)
+        if r.unset_fields or held:
+            _attr_effects(type(obj), methods, held)
     cfg = getattr(obj, "pipeline_config", None)
     if cfg is not None:
         r.pipeline = pipeline_model(cfg)

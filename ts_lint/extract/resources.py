@@ -144,7 +144,12 @@ class ResourcesMixin:
         if cls.unknown_work or any(k.unknown_work for k in cls.mro):
             obj.uncertain = obj.uncertain or "a work method's stage or returns= could not be resolved"
         if kind is not ResourceKind.GROUP:
-            r.tlv_names = self._tlv_names(obj, all_fields(cls))
+            fields = all_fields(cls)
+            r.tlv_names = self._tlv_names(obj, fields)
+            r.unset_fields = self._unset_fields(obj, fields)
+            held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
+            if r.unset_fields or held:
+                self._attr_effects(cls, methods, held)
         cfg = obj.attrs.get("pipeline_config")
         if isinstance(cfg, ConfigVal):
             r.pipeline = dataclasses.replace(cfg.model)
@@ -269,6 +274,80 @@ class ResourcesMixin:
                 self._bind_owner(v, obj, k)
                 names.add(k)
         return names
+
+    @staticmethod
+    def _unset_fields(obj: ResourceObj, fields) -> frozenset:
+        """tracing._unset_fields: the user's dataclass fields that are None once built."""
+        out = set()
+        mro = obj.cls.mro
+        for f in fields:
+            owner = next((k for k in mro if any(g.name == f.name for g in k.own_fields)), None)
+            if owner is None or owner.builtin is not None:
+                continue
+            if f.name in obj.attrs:
+                v = obj.attrs[f.name]
+            else:
+                k, v = obj.cls.lookup(f.name)
+                if k is None:
+                    continue
+            if v is None:
+                out.add(f.name)
+        return frozenset(out)
+
+    def _attr_effects(self, cls: ClassVal, methods: dict, held: dict) -> None:
+        """tracing._attr_effects: uses / writes of each work method, from the text of
+        the user's methods (model/attr_effects.py); ts_runtime's classes and classes
+        ts-lint cannot see have unknown bodies."""
+        from ts_runtime.model.attr_effects import NOT_A_METHOD, function_effects, resolve
+        from .common import WorkMethodVal
+        from .values import FuncVal
+        table = getattr(cls, "_ts_effects", None)
+        if table is None:
+            src = self.ctx.src
+            cache: dict = {}
+
+            def lookup(name):
+                if name in cache:
+                    return cache[name]
+                result = NOT_A_METHOD
+                for k in cls.mro:
+                    if k.builtin is None:
+                        if name not in k.namespace:
+                            continue
+                        v = k.namespace[name]
+                        fn = v.func if isinstance(v, WorkMethodVal) else v
+                        if isinstance(fn, FuncVal):
+                            result = None
+                            if fn.kind == "function" and src is not None:
+                                node = src.ast_function(fn.node)
+                                result = function_effects(node) if node is not None else None
+                            elif fn.kind == "property":
+                                result = NOT_A_METHOD
+                        elif v is UNKNOWN or callable(v) or hasattr(v, "impl"):
+                            result = None
+                        break
+                    if k.live is not None:
+                        if name in vars(k.live):
+                            result = None if callable(vars(k.live)[name]) else NOT_A_METHOD
+                            break
+                        continue
+                    if k.builtin == "object":
+                        if name in vars(object):
+                            result = None
+                            break
+                        continue
+                    result = None      # a class ts-lint cannot see into
+                    break
+                cache[name] = result
+                return result
+
+            table = {name: resolve(name, lookup) for name in methods}
+            cls._ts_effects = table
+        for name, wm in methods.items():
+            eff = table.get(name)
+            if eff is not None:
+                wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
+                wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
 
     def _bind_owner(self, tlv: TLVVal, owner, field_name):
         if tlv.owner is not None and (tlv.owner is not owner or tlv.field_name != field_name):

@@ -101,6 +101,12 @@ class WorkMethodModel:
     params: list = field(default_factory=list)   # [ParamSpec]
     range: SourceRange = UNKNOWN_RANGE
     defined_on: str = ""                          # class that defines it
+    # self.<attr>s it reads / sets, its self.helper() calls followed (model/attr_effects.py);
+    # filled only for resources with unset_fields or holding other resources
+    uses: frozenset = frozenset()
+    writes: frozenset = frozenset()
+    writes_any: bool = False                      # calls a method whose body is unknown
+    foreign_uses: frozenset = frozenset()         # (rid, attr): self.<held resource>.<attr> reads
 
     @property
     def routed(self):
@@ -143,6 +149,9 @@ class ResourceModel:
     tile_scheduler_type: Any = None                    # TileSchedulerType (WorkQueue)
     consumer_wait_signaling_threads: Any = None
     class_mro: tuple = ()                              # qualified class names, most derived first
+    # fields declared by the user's classes whose value is None when the resource is
+    # built (set later by a setup work method; TS237)
+    unset_fields: frozenset = frozenset()
     range: SourceRange = UNKNOWN_RANGE
 
     @property

@@ -1,0 +1,240 @@
+"""TS237: a work method that uses resource state its task has not set up yet.
+
+The facts come from both front ends in the same shape: `ResourceModel.unset_fields`
+(the user's dataclass fields that are None when the resource is built) and, per work
+method, the attributes it dereferences and sets (`model/attr_effects.py`, over the
+method's source). The rule only reads the model.
+"""
+from __future__ import annotations
+
+from ..model.lowered import LOOP
+from .base import Rule
+from .registry import register
+from .roles import pipeline_program
+
+
+@register
+class WorkUsesUnsetAttribute(Rule):
+    """A work call that uses a resource attribute no earlier call of its task has set.
+
+    ## What it does
+    Finds dataclass fields of a resource class that are `None` when the resource is
+    built (`field(init=False, default=None)`) and that one of its work methods sets
+    (a setup method such as `init_load_state()`). A task whose schedule calls a work
+    method that uses such a field as an object (`self.smem_view.subview(...)`,
+    `self.desc[i]`, `self.base + offset`, through `self.helper()` calls too) before any
+    call of a method that sets it is reported at that work call. Each task starts from
+    the built resource: a field set by another task's schedule does not count. Methods
+    that test the field (`if self.smem_view is None:`) are not reported.
+    ## Why is this bad?
+    The kernel is traced task by task, in schedule order: the work method reads `None`
+    (`'NoneType' object has no attribute 'subview'`), or a value created in another
+    task's code region (`operand #0 does not dominate this use`). The reference reports
+    it only while compiling the kernel.
+    ## Example
+    ```python
+    @schedule
+    def mma_schedule(smem_ab, tmem_c):
+        tmem_c.init_accumulator_state()          # smem_ab.init_descriptors() missing
+        with domain_loop(0, num_k_tiles, 1):
+            smem_ab.wait()
+            desc_a, desc_b = smem_ab.build_descriptors()   # uses self.shared_smem_a
+    ```
+    ## Use instead
+    Call the setup work method at the start of the task's schedule (the head), before the
+    domain loop.
+    """
+    code = "TS237"
+    name = "work-uses-unset-attribute"
+    order = 196
+    reference_exception = "AttributeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        resources = kernel.resources
+        for task in kernel.tasks:
+            low = getattr(task, "lowered", None)
+            if low is None:
+                continue
+            written: dict = {}      # rid -> attributes set so far, or True (anything may be)
+            reported = set()
+            for e in low.entries:       # schedule order: head, loop body, tail
+                if e.label is None:
+                    continue
+                res = resources.get(e.resource)
+                wm = res.work_methods.get(e.label) if res is not None else None
+                if wm is None:
+                    continue
+                missing: dict = {}      # rid -> [(attr, setters)]
+                for rid, attr in [(e.resource, a) for a in sorted(wm.uses)] + sorted(wm.foreign_uses):
+                    owner = resources.get(rid)
+                    if owner is None or attr not in owner.unset_fields or (rid, attr) in reported:
+                        continue
+                    done = written.get(rid, ())
+                    setters = _setters(owner).get(attr)
+                    if not setters or done is True or attr in done:
+                        continue
+                    reported.add((rid, attr))
+                    missing.setdefault(rid, []).append((attr, setters))
+                for rid, items in missing.items():
+                    fix = _fix(low, e, wm, res, items) if rid == e.resource else None
+                    yield self.diag(_message(task, e, res, resources[rid], items), e.range, fix=fix)
+                done = written.setdefault(e.resource, set())
+                if wm.writes_any:
+                    written[e.resource] = True
+                elif done is not True:
+                    done |= wm.writes
+
+
+def _message(task, e, res, owner, items) -> str:
+    own = owner is res
+    names = ", ".join(f"self.{a}" if own else a for a, _ in items)
+    what = names if own else f"{names} of '{owner.label}'"
+    setters = sorted({n for _, ss in items for n in ss})
+    where = " in the domain loop" if e.section == LOOP else ""
+    on = "" if own else f" on '{owner.label}'"
+    verb = "is" if len(items) == 1 else "are"
+    return (f"Task '{task.name}': {e.label}() on '{res.label}'{where} uses {what}, which {verb} None when "
+            f"the resource is built; {' / '.join(f'{n}()' for n in setters)} set{'s' if len(setters) == 1 else ''} "
+            f"{'it' if len(items) == 1 else 'them'}, and this task's schedule does not call "
+            f"{'it' if len(setters) == 1 else 'any of them'}{on} before")
+
+
+def _fix(low, e, wm, res, items):
+    """Call the setup method at the start of the schedule (before the domain loop), when
+    one auxiliary work method of the call's side sets every attribute reported."""
+    from ..fixes import insert_statement, receiver
+    common = set.intersection(*(set(ss) for _, ss in items))
+    side = wm.stage.is_producer
+    cands = sorted(n for n in common if res.work_methods[n].stage.is_aux
+                   and res.work_methods[n].stage.is_producer == side)
+    recv = receiver(e.range)
+    anchor = getattr(low, "domain_range", None)
+    if len(cands) != 1 or recv is None or anchor is None or not anchor.line or anchor.line > e.range.line:
+        return None
+    return insert_statement(anchor, f"{recv}.{cands[0]}()", title=f"Call {recv}.{cands[0]}() before the domain loop")
+
+
+def _setters(res) -> dict:
+    """attribute -> names of the resource's work methods that set it (sorted)."""
+    out: dict = {}
+    for name, wm in res.work_methods.items():
+        for attr in wm.writes:
+            out.setdefault(attr, []).append(name)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+# --------------------------------------------------------------------------- examples
+_STAGED = '''
+from dataclasses import field
+
+
+@dataclass(kw_only=True)
+class Staged(MemoryResource):
+    item: object = TaskLocalVariable.uninitialized()
+    view: object = field(init=False, default=None)
+
+    def __post_init__(self):
+        self.item = TaskLocalVariable(dtype=int, default=0)
+
+    def _bind(self, stage_info):
+        self.view = [0, 0]
+
+    @producer_work(work_attrs=WorkAttr.AUXILIARY)
+    def init_view(self, stage_info):
+        self._bind(stage_info)
+
+    @producer_work
+    def fill(self, stage_info, data):
+        self.view[stage_info.stage_idx] = data
+
+    @producer_work
+    def fill_checked(self, stage_info, data):
+        if self.view is None:
+            self._bind(stage_info)
+        self.view[stage_info.stage_idx] = data
+
+    @consumer_work(work_attrs=WorkAttr.AUXILIARY)
+    def init_read_view(self, stage_info):
+        self._bind(stage_info)
+
+    @consumer_work(returns=item)
+    def read(self, stage_info):
+        return 0
+
+
+@dataclass(kw_only=True)
+class Sink(MemoryResource):
+    staged: object = None
+
+    @producer_work
+    def store(self, stage_info, data):
+        self.staged.view[0] = data
+'''
+_STAGED_SUBS = [('Smem(name="smem", pipeline_config=cfg)', 'Staged(name="smem", pipeline_config=cfg)')]
+
+
+_SINK_SUBS = [('    src, smem, out = Gmem(name="src"), Smem(name="smem", pipeline_config=cfg), Gmem(name="out")',
+               '    src, smem = Gmem(name="src"), Staged(name="smem", pipeline_config=cfg)\n'
+               '    out = Sink(name="out", staged=smem)')]
+_INIT_LOAD = '''\
+smem.init_view()
+with domain_loop(0, 4, 1):
+    v = src.load()
+    smem.acquire()
+    smem.fill(data=v)
+    smem.commit()
+'''
+
+
+def _staged(load: str) -> str:
+    return pipeline_program(load=load, extra=_STAGED, subs=_STAGED_SUBS)
+
+
+def _sink(store: str) -> str:
+    """The Store task's `out` holds `smem` and reads its view (`self.staged.view`)."""
+    return pipeline_program(load=_INIT_LOAD, store=store, extra=_STAGED, subs=_SINK_SUBS)
+
+
+WorkUsesUnsetAttribute.VALID = [
+    _staged(_INIT_LOAD),
+    _staged('''\
+    with domain_loop(0, 4, 1):
+        v = src.load()
+        smem.acquire()
+        smem.fill_checked(data=v)
+        smem.commit()
+    '''),
+    _sink('''\
+    smem.init_read_view()
+    with domain_loop(0, 4, 1):
+        smem.wait()
+        v = smem.read()
+        smem.release()
+        out.store(data=v)
+    '''),
+]
+WorkUsesUnsetAttribute.INVALID = [
+    _staged('''\
+    with domain_loop(0, 4, 1):
+        v = src.load()
+        smem.acquire()
+        smem.fill(data=v)  # expect: TS237
+        smem.commit()
+    '''),
+    _staged('''\
+    with domain_loop(0, 4, 1):
+        v = src.load()
+        smem.acquire()
+        smem.fill(data=v)  # expect: TS237
+        smem.commit()
+    smem.init_view()
+    '''),
+    _sink('''\
+    with domain_loop(0, 4, 1):
+        smem.wait()
+        v = smem.read()
+        smem.release()
+        out.store(data=v)  # expect: TS237
+    '''),
+]
