@@ -48,11 +48,19 @@ class PipelineGroup(MemoryResource):
     def __getattr__(self, attr):
         if attr.startswith("_"):
             raise AttributeError(attr)
-        for m in self.__dict__.get("members", ()):
+        members = self.__dict__.get("members", ())
+        for m in members:
             if getattr(m, "name", None) == attr:
                 from .schedule_builder import _MemberRef
                 return _MemberRef(m, self)
-        raise AttributeError(attr)
+        # The exception carries the finding: a caught probe (hasattr) leaves no error.
+        from .diagnostics import TSAttributeError
+        from .rules.registry import make_diagnostic
+        from .source import caller_range
+        d = make_diagnostic("TS474", unknown_member_message(self.__dict__.get("name", ""), attr,
+                                                           [getattr(m, "name", "") for m in members]),
+                            caller_range())
+        raise TSAttributeError(f"TS474: {d.message} ({d.range})", [d])
 
     @property
     def group_pipeline(self):
@@ -69,3 +77,9 @@ class PipelineGroup(MemoryResource):
     def create(self):
         from .codegen.groups import create_group
         create_group(self)
+
+
+def unknown_member_message(group: str, attr: str, members) -> str:
+    """TS474's text (the same from ts-lint)."""
+    names = ", ".join(f"'{n}'" for n in members) or "none"
+    return f"PipelineGroup '{group}' has no member or attribute '{attr}' (members: {names})"

@@ -179,3 +179,47 @@ def test_merged_model_is_a_copy():
     a = _p()
     merged, _ = derive_group_config("g", Mode.Merge, [("a", a), ("b", _p())])
     assert merged is not a and a.num_bytes == 4096 and dataclasses.is_dataclass(merged)
+
+
+# ----------------------------------------------------------------------------- TS474
+def _group_of(*names):
+    from ts_runtime.pipeline_group import PipelineGroup
+    from ts_runtime.resources import MemoryResource, PipelineConfig
+    from ts_runtime.pipeline import Agent, CooperativeGroup
+
+    def cfg():
+        return PipelineConfig.create_async_async_pipeline_cfg(
+            num_stages=2, producer_group=CooperativeGroup(Agent.Thread, 32),
+            consumer_group=CooperativeGroup(Agent.Thread, 32), cta_layout_vmnk=(1, 1, 1, 1))
+    members = [MemoryResource(name=n, pipeline_config=cfg()) for n in names]
+    return PipelineGroup(name="ab", members=members, mode=Mode.Merge)
+
+
+def test_unknown_member_carries_the_finding_and_probes_stay_silent():
+    from ts_runtime.diagnostics import TSAttributeError
+    g = _group_of("a", "b")
+    assert g.a.member.name == "a"
+    assert not hasattr(g, "c")        # a probe: AttributeError, no error recorded anywhere
+    with pytest.raises(TSAttributeError) as info:
+        g.c  # noqa: B018
+    (d,) = info.value.diagnostics
+    assert d.code == "TS474"
+    assert d.message == "PipelineGroup 'ab' has no member or attribute 'c' (members: 'a', 'b')"
+    assert d.range.path.endswith("test_groups.py")
+
+
+def test_unknown_member_from_ts_lint_only_when_every_member_is_known():
+    from ts_lint.cli import check_source
+    from ts_runtime.rules.roles import group_program as two_member_program
+    src = two_member_program(subs=[("schedule=load(src, group.b)),", "schedule=load(src, group.zz)),")])
+    (d,) = [d for d in check_source(src, "p.py").diagnostics if d.code == "TS474"]
+    assert "'zz'" in d.message and d.range.line == src.splitlines().index(
+        next(ln for ln in src.splitlines() if "group.zz" in ln)) + 1
+    # an attribute of PipelineGroup itself is not a member access
+    src = two_member_program(subs=[("    tasks = [\n", "    n = group.num_barriers_per_stage\n    tasks = [\n")])
+    assert not [d for d in check_source(src, "p.py").diagnostics if d.code == "TS474"]
+    # a member whose name ts-lint cannot resolve: no finding
+    src = two_member_program(subs=[('Smem(name="b", pipeline_config=cfg())', 'Smem(name=NAME_B, pipeline_config=cfg())'),
+                                   ("def build():", "NAME_B = __import__('os').environ.get('X', 'b')\n\n\ndef build():"),
+                                   ("schedule=load(src, group.b)),", "schedule=load(src, group.zz)),")])
+    assert not [d for d in check_source(src, "p.py").diagnostics if d.code == "TS474"]

@@ -365,10 +365,26 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
 
     def missing_attr(self, obj, name, node):
         if isinstance(obj, ResourceObj) and obj.cls.is_sub("PipelineGroup") and not name.startswith("_"):
-            for m in self._members(obj):
+            members = self._members(obj)
+            for m in members:
                 if isinstance(m, ResourceObj) and m.attrs.get("name") == name:
                     return MemberRefVal(m, obj)
+            self._unknown_group_member(obj, name, members, node)
         return UNKNOWN
+
+    def _unknown_group_member(self, obj, name, members, node):
+        """TS474, when every member and the group's own attributes are known."""
+        from ts_runtime.pipeline_group import unknown_member_message
+        if node is None or not isinstance(members, list) or any(k.live is None and k.builtin is not None
+                                                                 and k.builtin != "object" for k in obj.cls.mro):
+            return
+        if any(k.live is not None and hasattr(k.live, name) for k in obj.cls.mro):
+            return
+        names = [m.attrs.get("name") if isinstance(m, ResourceObj) else None for m in members]
+        group_name = obj.attrs.get("name", "")
+        if any(not isinstance(n, str) for n in names) or not isinstance(group_name, str):
+            return
+        self.it.ctx.report("TS474", unknown_member_message(group_name, name, names), self.it.rng(node))
 
     def setattr_hook(self, obj, name, value, node):
         return NotImplemented

@@ -412,3 +412,36 @@ class GroupBarrierStorageUnassigned(Rule):
                                 "SmemAllocator.add_pipeline_group() before setup_resources_and_tasks() "
                                 "creates its barriers", g.range,
                                 related=[Related(s.range, "the SmemAllocator it is not added to")])
+
+
+_TS474 = rule("TS474", "unknown-group-member", """
+    `group.<name>` where the PipelineGroup has no member of that name (and no such attribute).
+
+    ## What it does
+    A group member is reached by its resource `name` (`ab_sync.smem_a`); the access is
+    checked against the group's `members`, from both front ends.
+    ## Why is this bad?
+    Python raises AttributeError: the member was left out of `members=[...]`, or the name
+    is misspelt.
+    ## Example
+    ```python
+    group = PipelineGroup(name="ab", members=[smem_a], mode=PipelineGroupMode.Merge)
+    schedule=load(gmem, group.smem_b)
+    ```
+    ## Use instead
+    List the resource in `members=[...]` and use its `name`.
+    """, phase="object", exc="AttributeError")
+
+
+def _member_program(old: str, new: str) -> str:
+    from .roles import group_program as two_member_program
+    return two_member_program(subs=[(old, new)])
+
+
+_TS474.VALID = [_member_program("warp_idx=0", "warp_idx=0")]
+_TS474.INVALID = [
+    _member_program("schedule=load(src, group.b)),", "schedule=load(src, group.c)),  # expect: TS474"),
+    _member_program("group = PipelineGroup(name=\"group\", members=[a, b],",
+                    "group = PipelineGroup(name=\"group\", members=[a],").replace(
+        "schedule=load(src, group.b)),", "schedule=load(src, group.b)),  # expect: TS474"),
+]
