@@ -148,6 +148,14 @@ class TSAttributeError(AttributeError):
         self.diagnostics = list(diagnostics)
 
 
+class TSNameError(NameError):
+    """NameError carrying diagnostics (a name read in an @schedule body with no value, TS136)."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = (), name: Optional[str] = None):
+        super().__init__(message, name=name)
+        self.diagnostics = list(diagnostics)
+
+
 class TSNotImplementedError(NotImplementedError):
     """NotImplementedError carrying diagnostics (an input ts codegen cannot lower, TS906)."""
 

@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .diagnostics import ScheduleError, Severity, TSAttributeError, warn_finding
+from .diagnostics import ScheduleError, Severity, TSAttributeError, TSNameError, warn_finding
 from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
 from .model import builder as _b
 from .model.schedule import Block, ScheduleModel, Step, Token
@@ -240,6 +240,12 @@ def schedule(fn):
         token = _active.set(b)
         try:
             fn(**proxies)
+        except NameError as exc:
+            found = None if isinstance(exc, TSNameError) else _unbound_name(fn, exc)
+            if found is None:
+                raise
+            d, name = found
+            raise TSNameError(f"TS136: {d.message} ({d.range})", [d], name=name) from exc
         finally:
             _active.reset(token)
         model = b.finish()
@@ -255,6 +261,77 @@ def schedule(fn):
 
     traced.__ts_schedule__ = fn
     return traced
+
+
+def _nested_codes(code) -> list:
+    """`code` and the code objects of its comprehensions (3.11: their own frames)."""
+    out = [code]
+    for c in code.co_consts:
+        if hasattr(c, "co_code") and c.co_name in ("<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"):
+            out.extend(_nested_codes(c))
+    return out
+
+
+def _unbound_name(fn, exc: NameError):
+    """(TS136 finding, name) for a NameError raised by the schedule body itself (not by code
+    it calls), else None."""
+    import re
+
+    code = getattr(fn, "__code__", None)
+    tb = exc.__traceback__
+    if code is None or tb is None:
+        return None
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    idx = next((i for i, t in enumerate(frames) if t.tb_frame.f_code is code), None)
+    if idx is None:
+        return None
+    last = frames[-1]
+    if last.tb_frame.f_code is not code:
+        nested = _nested_codes(code)
+        if not all(t.tb_frame.f_code in nested and t.tb_frame.f_code is not code for t in frames[idx + 1:]):
+            return None
+    try:
+        import dis
+        op = dis.opname[last.tb_frame.f_code.co_code[last.tb_lasti]]
+    except (IndexError, AttributeError):
+        op = "LOAD_"
+    if not op.startswith("LOAD_"):      # `raise NameError(...)` / `del x`: not a read
+        return None
+    name = getattr(exc, "name", None)
+    if not name:
+        m = re.search(r"'([^']+)'", str(exc))
+        if m is None:
+            return None
+        name = m.group(1)
+    if isinstance(exc, UnboundLocalError):
+        local = True
+    elif "free variable" in str(exc):
+        # a closure variable of the schedule (read by a comprehension) or of an enclosing
+        # function: local to the schedule only in the first case
+        if name not in code.co_cellvars:
+            return None
+        local = True
+    else:
+        local = False
+    fcode = last.tb_frame.f_code
+    line, col, end_line, end_col = last.tb_lineno, 0, None, None
+    positions = getattr(fcode, "co_positions", None)
+    if positions is not None and last.tb_lasti >= 0:
+        try:
+            pos = list(positions())[last.tb_lasti // 2]
+            if pos[0] is not None:
+                line, end_line, col, end_col = pos[0], pos[1], pos[2] or 0, pos[3]
+        except (IndexError, ValueError):
+            pass
+    from .rules.registry import make_diagnostic
+    from .rules.structure import unbound_name_message
+    from .source import SourceRange, _chars
+    path = fcode.co_filename
+    rng = SourceRange(path, line, _chars(path, line, col), end_line, _chars(path, end_line, end_col))
+    return make_diagnostic("TS136", unbound_name_message(name, fn.__name__, local), rng), name
 
 
 # --------------------------------------------------------------------------- blocks

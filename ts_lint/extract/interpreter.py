@@ -241,6 +241,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             self.unknown(node, f"call depth limit reached at `{func.name}`; not analyzed", "budget")
             return UNKNOWN
         scope = Scope("function", func.closure, self.module_scope)
+        scope.func = func
         bound = self.bind_params(func, args, kwargs, node)
         scope.vars.update(bound)
         scope.qualprefix = f"{func.qualname}.<locals>."

@@ -98,6 +98,9 @@ def capture_schedule(it, sf, args, kwargs, call_node):
     func: FuncVal = sf.func
     cap = Capture(it, func.name, call_node)
     rng = cap.range
+    from .unbound import check_schedule
+    if check_schedule(it, func):       # TS136: the body raises NameError before it is captured
+        return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
     bound = _bind(func, args, kwargs)
     if bound is None:
         it.unknown(call_node, f"arguments of schedule '{func.name}' do not match its parameters", "schedule")

@@ -72,7 +72,7 @@ class DtypeVal:
 
 class Scope:
     """Variables of a module, class body, function call or comprehension."""
-    __slots__ = ("vars", "parent", "kind", "globals_", "nonlocals", "module", "qualprefix")
+    __slots__ = ("vars", "parent", "kind", "globals_", "nonlocals", "module", "qualprefix", "func")
 
     def __init__(self, kind: str, parent: Optional["Scope"] = None, module: Optional["Scope"] = None):
         self.vars: dict = {}
@@ -82,6 +82,7 @@ class Scope:
         self.nonlocals: set = set()
         self.module = module if module is not None else (self if kind == "module" else None)
         self.qualprefix = ""
+        self.func = None            # the FuncVal a function scope is a call of
 
 
 @dataclass(eq=False)

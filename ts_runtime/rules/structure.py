@@ -429,6 +429,31 @@ rule("TS135", "legacy-schedule-section-order", """
     Write schedules with `@schedule`.
     """, phase="task", open_reason="legacy ScheduleResult lists are not accepted by ts_runtime; @schedule capture cannot produce them")
 
+rule("TS136", "unbound-name-in-schedule", """
+    A name read in an `@schedule` function body that has no value at that point.
+
+    ## What it does
+    Flags a name the schedule body reads before any assignment to it has run (a local
+    variable read before it is assigned, e.g. two statements in the wrong order), or a
+    name bound nowhere: not in the schedule, an enclosing function, the module, nor the
+    builtins (e.g. a deleted assignment). Python semantics: a name assigned anywhere in
+    the body is local to it for the whole body.
+    ## Why is this bad?
+    The schedule body runs once at capture time; the read raises `NameError` (or
+    `UnboundLocalError`) there and no schedule is built.
+    ## Example
+    `res` is read by `set_item` one line before `get_item` assigns it.
+    ## Use instead
+    Assign the name before the statement that reads it (or define it in the enclosing function).
+    """, exc="NameError")
+
+
+def unbound_name_message(name: str, schedule: str, local: bool) -> str:
+    """TS136's message (the runtime's NameError and ts-lint's finding)."""
+    if local:
+        return f"local variable '{name}' is read before it is assigned in schedule '{schedule}'"
+    return f"name '{name}' is not defined in schedule '{schedule}'"
+
 
 # ---------------------------------------------------------------------------- manager checks
 from ..enums import OpaqueCondition, ScheduleStage  # noqa: E402
@@ -819,3 +844,42 @@ _examples("TS112", [_VALID], [custom_program('''
         return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
     ''')])
 
+_examples("TS136", [copy_program('''
+    start, stop = 0, 8
+    with domain_loop(start, stop, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    '''), custom_program('''
+    def build():
+        src, dst = Src(name="src"), Dst(name="dst")
+        num_iters = 8
+
+        @schedule
+        def copy(src, dst):
+            with domain_loop(0, num_iters, 1):
+                v = src.get_item()
+                dst.set_item(data=v)
+
+        task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                    schedule=copy(src, dst))
+        return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
+    '''), copy_program('''
+    with domain_loop(0, 8, 1):
+        if DEBUG:
+            dst.set_item(data=trace)
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''', extra="\nDEBUG = False\n")], [copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=value)  # expect: TS136
+    '''), copy_program('''
+    with domain_loop(0, 8, 1):
+        dst.set_item(data=v)  # expect: TS136
+        v = src.get_item()
+    '''), copy_program('''
+    with domain_loop(0, 8, 1):
+        for k in range(2):
+            dst.set_item(data=v)  # expect: TS136
+            v = src.get_item()
+    ''')])

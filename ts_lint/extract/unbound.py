@@ -1,0 +1,1015 @@
+"""TS136 from source: a name an `@schedule` body reads where it certainly has no value.
+
+A flow analysis over the libcst FunctionDef of the schedule (never executing it), with
+Python's scoping: a name bound anywhere in the body is local to it for the whole body
+(read before its first binding: UnboundLocalError); any other name must be bound in an
+enclosing function, the module, or the builtins (else NameError).
+
+Only reads that certainly fail are reported: the statement is reached on every path
+(nothing before it may leave the function or the loop it is in), and no path reaching
+it binds the name. `with` bodies run once at capture time; a `for` body is followed on
+its first iteration only when its iteration count is known to be >= 1; an `if` on a
+known condition follows the taken branch; other branches, `while` / `try` / `match`
+bodies, a comprehension's body when its iterable may be empty, a generator
+expression's body, and nested function / class / lambda bodies are not reported in, and
+what they bind counts as possibly bound afterwards. Known values come from the
+interpreter's closure scope of the schedule (`lookup`), at the time it is called.
+"""
+from __future__ import annotations
+
+import builtins
+import re
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+_BUILTINS = frozenset(dir(builtins)) | frozenset({
+    "__name__", "__file__", "__doc__", "__package__", "__loader__", "__spec__", "__builtins__",
+    "__cached__", "__annotations__", "__dict__", "__class__", "__path__",
+})
+# source text that can bind module names invisibly: the not-defined check gives up
+# one pattern per construct, each starting with a literal (an alternation of them scans
+# the whole module several times slower)
+_DYNAMIC = tuple(re.compile(p) for p in (
+    r"import\s*\(?\s*\*", r"exec\s*\(", r"__builtins__", r"builtins\s*[.,)]", r"vars\s*\(\s*\)",
+    r"sys\.modules\["))
+# `globals()["name"]` binds (or reads) that one name; `globals().get(...)` only reads
+_GLOBALS = re.compile(r"\bglobals\s*\(\s*\)(\s*\[\s*(['\"])(\w+)\2\s*\]|\s*\.\s*get\b)?")
+_GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.M)
+_NO = object()                 # "value not known"
+
+D, M, U = "bound", "maybe", "unbound"
+
+
+# ---------------------------------------------------------------------------- bindings
+def _target_names(t, out: Set[str]) -> None:
+    if isinstance(t, cst.Name):
+        out.add(t.value)
+    elif isinstance(t, (cst.Tuple, cst.List)):
+        for e in t.elements:
+            _target_names(e.value, out)
+    elif isinstance(t, cst.StarredElement):
+        _target_names(t.value, out)
+
+
+def _alias_name(alias) -> Optional[str]:
+    if alias.asname is not None:
+        n = alias.asname.name
+        return n.value if isinstance(n, cst.Name) else None
+    node = alias.name
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+class _Binders(cst.CSTVisitor):
+    """Names a scope binds (not descending into nested function / class / lambda bodies;
+    comprehension targets are the comprehension's own, walrus targets the scope's)."""
+
+    def __init__(self):
+        self.names: Set[str] = set()
+        self.globals: Set[str] = set()
+        self.nonlocals: Set[str] = set()
+        self._comp = 0
+
+    def visit_FunctionDef(self, node):
+        self.names.add(node.name.value)
+        for d in node.decorators:
+            d.visit(self)
+        for p in _params(node.params):
+            if p.default is not None:
+                p.default.visit(self)
+        return False
+
+    def visit_ClassDef(self, node):
+        self.names.add(node.name.value)
+        for d in node.decorators:
+            d.visit(self)
+        for a in (*node.bases, *node.keywords):
+            a.visit(self)
+        return False
+
+    def visit_Lambda(self, node):
+        for p in _params(node.params):
+            if p.default is not None:
+                p.default.visit(self)
+        return False
+
+    def _comp_visit(self, node):
+        self._comp += 1
+
+    def _comp_leave(self, node):
+        self._comp -= 1
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp_visit
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _comp_leave
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            _target_names(t.target, self.names)
+
+    def visit_AugAssign(self, node):
+        _target_names(node.target, self.names)
+
+    def visit_AnnAssign(self, node):
+        _target_names(node.target, self.names)
+
+    def visit_For(self, node):
+        _target_names(node.target, self.names)
+
+    def visit_CompFor(self, node):
+        if not self._comp:
+            _target_names(node.target, self.names)
+
+    def visit_WithItem(self, node):
+        if node.asname is not None:
+            _target_names(node.asname.name, self.names)
+
+    def visit_NamedExpr(self, node):
+        _target_names(node.target, self.names)
+
+    def visit_ExceptHandler(self, node):
+        if node.name is not None:
+            _target_names(node.name.name, self.names)
+
+    def visit_ExceptStarHandler(self, node):
+        if node.name is not None:
+            _target_names(node.name.name, self.names)
+
+    def visit_Del(self, node):
+        _target_names(node.target, self.names)
+
+    def visit_Import(self, node):
+        for a in node.names:
+            n = _alias_name(a)
+            if n:
+                self.names.add(n)
+
+    def visit_ImportFrom(self, node):
+        if isinstance(node.names, cst.ImportStar):
+            return
+        for a in node.names:
+            n = _alias_name(a)
+            if n:
+                self.names.add(n)
+
+    def visit_MatchAs(self, node):
+        if node.name is not None:
+            self.names.add(node.name.value)
+
+    def visit_MatchStar(self, node):
+        if node.name is not None:
+            self.names.add(node.name.value)
+
+    def visit_MatchMapping(self, node):
+        if node.rest is not None:
+            self.names.add(node.rest.value)
+
+    def visit_Global(self, node):
+        self.globals.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node):
+        self.nonlocals.update(n.name.value for n in node.names)
+
+
+def _params(params: cst.Parameters) -> list:
+    out = [*params.posonly_params, *params.params, *params.kwonly_params]
+    for p in (params.star_arg, params.star_kwarg):
+        if isinstance(p, cst.Param):
+            out.append(p)
+    return out
+
+
+class _Walrus(cst.CSTVisitor):
+    """`x := ...` targets of a scope (also in its comprehensions, not in nested scopes)."""
+
+    def __init__(self, out: Set[str]):
+        self.out = out
+
+    def visit_NamedExpr(self, node):
+        _target_names(node.target, self.out)
+
+    def visit_FunctionDef(self, node):
+        for d in node.decorators:
+            d.visit(self)
+        return False
+
+    def visit_ClassDef(self, node):
+        for d in node.decorators:
+            d.visit(self)
+        for a in (*node.bases, *node.keywords):
+            a.visit(self)
+        return False
+
+    def visit_Lambda(self, node):
+        return False
+
+
+def _stmt_list(b) -> list:
+    if isinstance(b, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+        return list(b.body)
+    return [b] if b is not None else []
+
+
+def _collect(stmts, acc: "_Binders") -> None:
+    """What `_Binders` finds in statements, by a direct walk of the statement structure
+    (libcst's visitor is too slow for whole kernel / host functions); walrus targets are
+    added separately (`_Walrus`), only when the text has one."""
+    for st in stmts:
+        t = type(st)
+        if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
+            _collect(st.body, acc)
+        elif t is cst.Assign:
+            for x in st.targets:
+                _target_names(x.target, acc.names)
+        elif t is cst.AugAssign or t is cst.AnnAssign:
+            _target_names(st.target, acc.names)
+        elif t is cst.Import or t is cst.ImportFrom:
+            if not isinstance(st.names, cst.ImportStar):
+                for a in st.names:
+                    n = _alias_name(a)
+                    if n:
+                        acc.names.add(n)
+        elif t is cst.Del:
+            _target_names(st.target, acc.names)
+        elif t is cst.Global:
+            acc.globals.update(n.name.value for n in st.names)
+        elif t is cst.Nonlocal:
+            acc.nonlocals.update(n.name.value for n in st.names)
+        elif t is cst.FunctionDef or t is cst.ClassDef:
+            acc.names.add(st.name.value)
+        elif t is cst.For:
+            _target_names(st.target, acc.names)
+            _collect(_stmt_list(st.body), acc)
+            if st.orelse is not None:
+                _collect(_stmt_list(st.orelse.body), acc)
+        elif t is cst.With:
+            for item in st.items:
+                if item.asname is not None:
+                    _target_names(item.asname.name, acc.names)
+            _collect(_stmt_list(st.body), acc)
+        elif t is cst.If:
+            _collect(_stmt_list(st.body), acc)
+            if st.orelse is not None:
+                _collect([st.orelse] if isinstance(st.orelse, cst.If) else _stmt_list(st.orelse.body), acc)
+        elif t is cst.While:
+            _collect(_stmt_list(st.body), acc)
+            if st.orelse is not None:
+                _collect(_stmt_list(st.orelse.body), acc)
+        elif isinstance(st, cst.BaseCompoundStatement) and hasattr(st, "handlers"):     # try / try*
+            _collect(_stmt_list(st.body), acc)
+            for h in st.handlers:
+                if h.name is not None:
+                    _target_names(h.name.name, acc.names)
+                _collect(_stmt_list(h.body), acc)
+            for extra in (st.orelse, st.finalbody):
+                if extra is not None:
+                    _collect(_stmt_list(extra.body), acc)
+        elif isinstance(st, cst.BaseCompoundStatement):      # match and anything newer
+            st.visit(acc)
+
+
+def _bindings(stmts, walrus: bool) -> "_Binders":
+    acc = _Binders()
+    _collect(stmts, acc)
+    if walrus:
+        w = _Walrus(acc.names)
+        for st in stmts:
+            st.visit(w)
+    return acc
+
+
+def scope_bindings(fn: cst.FunctionDef, walrus: bool = True) -> Tuple[Set[str], Set[str], Set[str], Set[str]]:
+    """(params, names bound in the body, global-declared, nonlocal-declared); `walrus`:
+    whether the body may hold `:=` (False skips looking for it)."""
+    v = _bindings(_stmt_list(fn.body), walrus)
+    params = {p.name.value for p in _params(fn.params)}
+    return params, v.names, v.globals, v.nonlocals
+
+
+def module_bindings(module: cst.Module, walrus: bool = True) -> Set[str]:
+    """Names bound by the module's own statements (at any block depth, not in functions
+    or class bodies; class-level names are not visible to functions)."""
+    v = _bindings(list(module.body), walrus)
+    return v.names | v.globals
+
+
+# ---------------------------------------------------------------------------- enclosing scopes
+def _blocks(st) -> list:
+    """The statement lists directly inside a compound statement."""
+    out = []
+    for attr in ("body", "orelse", "finalbody"):
+        b = getattr(st, attr, None)
+        if b is None:
+            continue
+        if isinstance(b, cst.If):                # elif
+            out.extend(_blocks(b) + [[b]])
+            continue
+        inner = getattr(b, "body", None)
+        if isinstance(b, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            out.append(list(b.body))
+        elif inner is not None and isinstance(inner, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            out.append(list(inner.body))
+    for h in getattr(st, "handlers", ()) or ():
+        out.append(list(h.body.body))
+    for c in getattr(st, "cases", ()) or ():
+        out.append(list(c.body.body))
+    return out
+
+
+# the TS capture blocks: their bodies run exactly once while the schedule is captured
+_TS_BLOCKS = frozenset({"domain_loop", "work_tile_loop", "when_true", "when_false", "skippable",
+                        "first_iter", "last_iter", "every"})
+
+
+def _ts_block(expr) -> bool:
+    if not isinstance(expr, cst.Call):
+        return False
+    f = expr.func
+    name = f.attr.value if isinstance(f, cst.Attribute) else f.value if isinstance(f, cst.Name) else None
+    return name in _TS_BLOCKS
+
+
+# ---------------------------------------------------------------------------- known values
+def _plain(v) -> bool:
+    if v is None or type(v) in (int, bool, float, str):
+        return True
+    if type(v) in (tuple, list):
+        return len(v) < 10_000 and all(_plain(x) for x in v)
+    return False
+
+
+# ---------------------------------------------------------------------------- the analysis
+class _Flow:
+    def __init__(self, name: str, fn: cst.FunctionDef, free_ok: Callable[[str], bool],
+                 check_free: bool, lookup: Callable[[str], object], report, builtin_range: bool = False,
+                 walrus: bool = True):
+        self.schedule = name
+        params, bound, glob, nonloc = scope_bindings(fn, walrus)
+        self.locals = (params | bound) - glob - nonloc
+        self.state: Dict[str, str] = {n: (D if n in params else U) for n in self.locals}
+        self.free_ok = free_ok
+        self.check_free = check_free
+        self.lookup = lookup
+        self.report = report
+        self.certain = True
+        self.shadow: List[Set[str]] = []
+        self.seen: Set[str] = set()
+        self.found = False
+        self.builtin_range = builtin_range      # `range` is not rebound outside the schedule
+
+    # -------------------------------------------------------------- names
+    def check(self, node: cst.Name):
+        name = node.value
+        if not self.certain or name in self.seen or any(name in s for s in self.shadow):
+            return
+        if name in self.locals:
+            if self.state.get(name) == U:
+                self.seen.add(name)
+                self.found = True
+                self.report(node, name, True)
+        elif self.check_free and not self.free_ok(name):
+            self.seen.add(name)
+            self.found = True
+            self.report(node, name, False)
+
+    def bind(self, target):
+        names: Set[str] = set()
+        _target_names(target, names)
+        for n in names:
+            if n in self.locals and not any(n in s for s in self.shadow):
+                self.state[n] = D
+        self.read_target(target)
+
+    def read_target(self, t):
+        """The parts of an assignment target that are evaluated (x.a / x[i])."""
+        if isinstance(t, (cst.Tuple, cst.List)):
+            for e in t.elements:
+                self.read_target(e.value)
+        elif isinstance(t, cst.StarredElement):
+            self.read_target(t.value)
+        elif isinstance(t, cst.Attribute):
+            self.read(t.value)
+        elif isinstance(t, cst.Subscript):
+            self.read(t.value)
+            for s in t.slice:
+                self.read(s)
+
+    # -------------------------------------------------------------- known values
+    def value(self, node):
+        """The value of a small expression of free names and literals, else _NO."""
+        if isinstance(node, cst.Integer):
+            try:
+                return int(node.evaluated_value)
+            except Exception:
+                return _NO
+        if isinstance(node, cst.Name):
+            n = node.value
+            if n in ("True", "False", "None"):
+                return {"True": True, "False": False, "None": None}[n]
+            if n in self.locals or any(n in s for s in self.shadow):
+                return _NO
+            try:
+                v = self.lookup(n)
+            except Exception:
+                return _NO
+            return v if _plain(v) else _NO
+        if isinstance(node, cst.Attribute):
+            base = self.value_obj(node.value)
+            if base is _NO:
+                return _NO
+            from .values import ClassVal, InstanceVal, NamespaceVal
+            attr = node.attr.value
+            if isinstance(base, InstanceVal):
+                v = base.attrs.get(attr, _NO)
+            elif isinstance(base, ClassVal):
+                v = base.namespace.get(attr, _NO)
+            elif isinstance(base, NamespaceVal):
+                v = base.attrs.get(attr, _NO)
+            else:
+                return _NO
+            return v if v is not _NO and _plain(v) else _NO
+        if isinstance(node, cst.UnaryOperation):
+            v = self.value(node.expression)
+            if v is _NO:
+                return _NO
+            if isinstance(node.operator, cst.Not):
+                return not v
+            if isinstance(v, (int, float)) and isinstance(node.operator, cst.Minus):
+                return -v
+            if isinstance(v, (int, float)) and isinstance(node.operator, cst.Plus):
+                return v
+            return _NO
+        if isinstance(node, cst.BinaryOperation):
+            a, b = self.value(node.left), self.value(node.right)
+            if a is _NO or b is _NO or not all(type(x) in (int, bool) for x in (a, b)):
+                return _NO
+            op = type(node.operator)
+            try:
+                if op is cst.Add:
+                    return a + b
+                if op is cst.Subtract:
+                    return a - b
+                if op is cst.Multiply:
+                    return a * b
+                if op is cst.FloorDivide:
+                    return a // b
+                if op is cst.Modulo:
+                    return a % b
+            except Exception:
+                return _NO
+            return _NO
+        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            a, b = self.value(node.left), self.value(node.comparisons[0].comparator)
+            if a is _NO or b is _NO:
+                return _NO
+            op = type(node.comparisons[0].operator)
+            try:
+                return {cst.Equal: lambda: a == b, cst.NotEqual: lambda: a != b,
+                        cst.LessThan: lambda: a < b, cst.LessThanEqual: lambda: a <= b,
+                        cst.GreaterThan: lambda: a > b, cst.GreaterThanEqual: lambda: a >= b,
+                        cst.Is: lambda: a is b, cst.IsNot: lambda: a is not b}.get(op, lambda: _NO)()
+            except Exception:
+                return _NO
+        if isinstance(node, cst.BooleanOperation):
+            a = self.value(node.left)
+            if a is _NO:
+                return _NO
+            if isinstance(node.operator, cst.And):
+                return self.value(node.right) if a else a
+            return a if a else self.value(node.right)
+        return _NO
+
+    def value_obj(self, node):
+        """Like value(), for the base of an attribute: any interpreter object."""
+        if isinstance(node, cst.Name):
+            n = node.value
+            if n in self.locals or any(n in s for s in self.shadow):
+                return _NO
+            try:
+                return self.lookup(n)
+            except Exception:
+                return _NO
+        if isinstance(node, cst.Attribute):
+            base = self.value_obj(node.value)
+            from .values import ClassVal, InstanceVal, NamespaceVal
+            if isinstance(base, (InstanceVal, NamespaceVal)):
+                return base.attrs.get(node.attr.value, _NO)
+            if isinstance(base, ClassVal):
+                return base.namespace.get(node.attr.value, _NO)
+        return _NO
+
+    def truth(self, node) -> Optional[bool]:
+        v = self.value(node)
+        if v is _NO:
+            return None
+        try:
+            return bool(v)
+        except Exception:
+            return None
+
+    def count(self, it) -> Optional[int]:
+        """The number of items of a `for` iterable when known."""
+        if isinstance(it, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in it.elements):
+                return None
+            return len(it.elements)
+        if isinstance(it, cst.Call):
+            f = it.func
+            fname = f.attr.value if isinstance(f, cst.Attribute) else None
+            if isinstance(f, cst.Name) and f.value == "range" and "range" not in self.locals \
+                    and not any("range" in s for s in self.shadow) and self.builtin_range:
+                fname = "range"
+            if fname not in ("range", "range_constexpr"):
+                return None
+            if any(a.keyword is not None or a.star for a in it.args) or not 1 <= len(it.args) <= 3:
+                return None
+            vals = [self.value(a.value) for a in it.args]
+            if any(type(v) is not int for v in vals):
+                return None
+            try:
+                return len(range(*vals))
+            except Exception:
+                return None
+        v = self.value(it)
+        if isinstance(v, (tuple, list, str)):
+            return len(v)
+        return None
+
+    # -------------------------------------------------------------- regions
+    def uncertain(self, fn):
+        """Runs `fn` with reports off; what it binds is possibly bound afterwards."""
+        before = dict(self.state)
+        certain = self.certain
+        self.certain = False
+        try:
+            fn()
+        finally:
+            self.certain = certain
+        for n, s in self.state.items():
+            b = before.get(n, U)
+            self.state[n] = D if b == D else (M if (s != U or b == M) else U)
+
+    # -------------------------------------------------------------- statements
+    def block(self, body) -> Optional[str]:
+        """Runs a statement list; returns 'loop' / 'func' when it certainly leaves there."""
+        if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            body = body.body
+        for st in body:
+            out = self.stmt(st)
+            if out:
+                return out
+        return None
+
+    def stmt(self, st) -> Optional[str]:
+        if isinstance(st, cst.BaseSmallStatement):        # the body of `with x: y = 1`
+            return self.small(st)
+        if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in st.body:
+                out = self.small(small)
+                if out:
+                    return out
+            return None
+        if isinstance(st, cst.If):
+            return self.if_(st)
+        if isinstance(st, cst.For):
+            return self.for_(st)
+        if isinstance(st, cst.With):
+            for item in st.items:
+                self.read(item.item)
+                if item.asname is not None:
+                    self.bind(item.asname.name)
+            if all(_ts_block(item.item) for item in st.items):
+                return self.block(st.body)
+            # another context manager might swallow the body's NameError
+            self.region(lambda: self.block(st.body), st.body)
+            return None
+        if isinstance(st, cst.While):
+            self.read(st.test)
+            self.region(lambda: (self.block(st.body), st.orelse and self.block(st.orelse.body)), st)
+            return None
+        if isinstance(st, cst.FunctionDef):
+            for d in st.decorators:
+                self.read(d.decorator)
+            for p in _params(st.params):
+                if p.default is not None:
+                    self.read(p.default)
+            self.bind(st.name)
+            return None
+        if isinstance(st, cst.ClassDef):
+            for d in st.decorators:
+                self.read(d.decorator)
+            for a in (*st.bases, *st.keywords):
+                self.read(a.value)
+            self.bind(st.name)
+            return None
+        if isinstance(st, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            def run():
+                self.block(st.body)
+                for h in st.handlers:
+                    if h.type is not None:
+                        self.read(h.type)
+                    if h.name is not None:
+                        self.bind(h.name.name)
+                    self.block(h.body)
+                if st.orelse is not None:
+                    self.block(st.orelse.body)
+                if st.finalbody is not None:
+                    self.block(st.finalbody.body)
+            self.region(run, st)
+            return None
+        match = getattr(cst, "Match", None)
+        if match is not None and isinstance(st, match):
+            self.read(st.subject)
+            self.region(lambda: [self._case(c) for c in st.cases], st)
+            return None
+        # anything else: whatever it binds is possibly bound, nothing is reported in it
+        self.region(lambda: None, st, binds=True)
+        return None
+
+    def _case(self, c):
+        v = _Binders()
+        c.pattern.visit(v)
+        for n in v.names:
+            if n in self.locals:
+                self.state[n] = D
+        if c.guard is not None:
+            self.read(c.guard)
+        self.block(c.body)
+
+    def region(self, fn, node, binds: bool = False):
+        """An uncertain region: afterwards, code is certain only if the region cannot leave."""
+        def run():
+            fn()
+            if binds:
+                v = _Binders()
+                node.visit(v)
+                for n in v.names:
+                    if n in self.locals:
+                        self.state[n] = D
+        self.uncertain(run)
+        if _may_leave(node):
+            self.certain = False
+
+    def if_(self, st: cst.If) -> Optional[str]:
+        self.read(st.test)
+        t = self.truth(st.test) if self.certain else None
+        if t is True:
+            return self.block(st.body)
+        if t is False:
+            if isinstance(st.orelse, cst.If):
+                return self.if_(st.orelse)
+            if isinstance(st.orelse, cst.Else):
+                return self.block(st.orelse.body)
+            return None
+
+        def run():
+            self.block(st.body)
+            if isinstance(st.orelse, cst.If):
+                self.if_(st.orelse)
+            elif isinstance(st.orelse, cst.Else):
+                self.block(st.orelse.body)
+        self.uncertain(run)
+        if _may_leave(st.body) or (st.orelse is not None and _may_leave(st.orelse)):
+            self.certain = False
+        return None
+
+    def for_(self, st: cst.For) -> Optional[str]:
+        self.read(st.iter)
+        n = self.count(st.iter) if self.certain else None
+        if n is not None and n >= 1:
+            before = dict(self.state)
+            certain = self.certain
+            self.bind(st.target)
+            out = self.block(st.body)
+            # a break / continue under an unknown condition ends only the loop (or iteration)
+            self.certain = certain and not _may_leave(st.body, loops_ok=True)
+            first = dict(self.state)
+            body_names: Set[str] = set()
+            v = _bindings(_stmt_list(st.body), True)
+            _target_names(st.target, body_names)
+            body_names |= v.names
+            for name in body_names:
+                if name in self.locals:
+                    self.state[name] = D if first.get(name) == D else (M if before.get(name) != D else D)
+            if out == "func":
+                return "func"
+            if st.orelse is not None:
+                self.region(lambda: self.block(st.orelse.body), st.orelse)
+            return None
+        if n == 0:
+            if st.orelse is not None:
+                return self.block(st.orelse.body)
+            return None
+
+        def run():
+            self.bind(st.target)
+            self.block(st.body)
+            if st.orelse is not None:
+                self.block(st.orelse.body)
+        self.uncertain(run)
+        if _may_leave(st.body, loops_ok=True) or (st.orelse is not None and _may_leave(st.orelse)):
+            self.certain = False
+        return None
+
+    def small(self, s) -> Optional[str]:
+        if isinstance(s, cst.Expr):
+            self.read(s.value)
+        elif isinstance(s, cst.Assign):
+            self.read(s.value)
+            for t in s.targets:
+                self.bind(t.target)
+        elif isinstance(s, cst.AnnAssign):
+            if s.value is not None:
+                self.read(s.value)
+                self.bind(s.target)
+        elif isinstance(s, cst.AugAssign):
+            if isinstance(s.target, cst.Name):
+                self.check(s.target)
+            else:
+                self.read_target(s.target)
+            self.read(s.value)
+            self.bind(s.target)
+        elif isinstance(s, cst.Return):
+            if s.value is not None:
+                self.read(s.value)
+            return "func"
+        elif isinstance(s, cst.Raise):
+            if s.exc is not None:
+                self.read(s.exc)
+            if s.cause is not None:
+                self.read(s.cause.item)
+            return "func"
+        elif isinstance(s, (cst.Break, cst.Continue)):
+            return "loop"
+        elif isinstance(s, cst.Assert):
+            self.read(s.test)
+            if s.msg is not None:
+                self.uncertain(lambda: self.read(s.msg))
+        elif isinstance(s, cst.Del):
+            names: Set[str] = set()
+            _target_names(s.target, names)
+            self.read_target(s.target)
+            for n in names:
+                if n in self.locals:
+                    self.state[n] = M
+        elif isinstance(s, (cst.Import, cst.ImportFrom)):
+            if isinstance(s, cst.ImportFrom) and isinstance(s.names, cst.ImportStar):
+                return None
+            for a in s.names:
+                n = _alias_name(a)
+                if n and n in self.locals:
+                    self.state[n] = D
+        return None
+
+    # -------------------------------------------------------------- expressions
+    def read(self, node):
+        if node is None:
+            return
+        if isinstance(node, cst.Name):
+            self.check(node)
+        elif isinstance(node, cst.Attribute):
+            self.read(node.value)
+        elif isinstance(node, cst.Call):      # the common shapes by their fields: libcst's
+            self.read(node.func)              # `children` runs a visitor per node
+            for a in node.args:
+                self.read(a.value)
+        elif isinstance(node, cst.Arg):
+            self.read(node.value)
+        elif isinstance(node, cst.BinaryOperation):
+            self.read(node.left)
+            self.read(node.right)
+        elif isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+            for el in node.elements:
+                self.read(el.value)
+        elif isinstance(node, cst.Subscript):
+            self.read(node.value)
+            for el in node.slice:
+                sl = el.slice
+                if isinstance(sl, cst.Index):
+                    self.read(sl.value)
+                else:
+                    self.read(sl.lower)
+                    self.read(sl.upper)
+                    self.read(sl.step)
+        elif isinstance(node, cst.Comparison):
+            self.read(node.left)
+            for c in node.comparisons:
+                self.read(c.comparator)
+        elif isinstance(node, cst.UnaryOperation):
+            self.read(node.expression)
+        elif isinstance(node, cst.NamedExpr):
+            self.read(node.value)
+            names: Set[str] = set()
+            _target_names(node.target, names)
+            for n in names:
+                if n in self.locals:
+                    self.state[n] = D
+        elif isinstance(node, cst.Lambda):
+            for p in _params(node.params):
+                if p.default is not None:
+                    self.read(p.default)
+        elif isinstance(node, cst.IfExp):
+            self.read(node.test)
+            self.uncertain(lambda: (self.read(node.body), self.read(node.orelse)))
+        elif isinstance(node, cst.BooleanOperation):
+            self.read(node.left)
+            self.uncertain(lambda: self.read(node.right))
+        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            self.comprehension(node)
+        elif isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
+            return
+        else:
+            for c in node.children:
+                if isinstance(c, (cst.BaseParenthesizableWhitespace, cst.Comma, cst.LeftParen,
+                                  cst.RightParen)):
+                    continue
+                self.read(c)
+
+    def comprehension(self, node):
+        gens = []
+        f = node.for_in
+        while f is not None:
+            gens.append(f)
+            f = f.inner_for_in
+        first = gens[0]
+        self.read(first.iter)
+        n = self.count(first.iter) if self.certain else None
+        names: Set[str] = set()
+        for g in gens:
+            _target_names(g.target, names)
+        self.shadow.append(names)
+        try:
+            def rest():
+                for g in gens[1:]:
+                    self.read(g.iter)
+                    for c in g.ifs:
+                        self.read(c.search)
+                if isinstance(node, cst.DictComp):
+                    self.read(node.key)
+                    self.read(node.value)
+                else:
+                    self.read(node.elt)
+            lazy = isinstance(node, cst.GeneratorExp)
+            if n is not None and n >= 1 and not lazy:
+                for c in first.ifs:
+                    self.read(c.search)
+                if first.ifs or len(gens) > 1:
+                    self.uncertain(rest)
+                else:
+                    rest()
+            else:
+                def all_():
+                    for c in first.ifs:
+                        self.read(c.search)
+                    rest()
+                self.uncertain(all_)
+        finally:
+            self.shadow.pop()
+
+
+class _Leaves(cst.CSTVisitor):
+    def __init__(self, loops_ok: bool):
+        self.found = False
+        self.depth = 1 if loops_ok else 0
+
+    def visit_Return(self, node):
+        self.found = True
+
+    def visit_Raise(self, node):
+        self.found = True
+
+    def visit_Break(self, node):
+        if self.depth == 0:
+            self.found = True
+
+    visit_Continue = visit_Break
+
+    def visit_For(self, node):
+        self.depth += 1
+
+    def leave_For(self, node):
+        self.depth -= 1
+
+    visit_While, leave_While = visit_For, leave_For
+
+    def visit_FunctionDef(self, node):
+        return False
+
+    def visit_ClassDef(self, node):
+        return False
+
+    def visit_Lambda(self, node):
+        return False
+
+
+def _may_leave(node, loops_ok: bool = False) -> bool:
+    """Whether `node` holds a return / raise (or a break / continue of an enclosing loop)."""
+    v = _Leaves(loops_ok)
+    node.visit(v)
+    return v.found
+
+
+# ---------------------------------------------------------------------------- entry point
+def analyze(name: str, fn: cst.FunctionDef, enclosing: Optional[List[cst.FunctionDef]],
+            module_names: Optional[Set[str]], lookup: Callable[[str], object], walrus: bool = True):
+    """[(Name node, name, local)] of the reads in `fn` that certainly fail.
+
+    `enclosing`: the FunctionDefs around `fn` (None: unknown; the not-defined check is
+    then off, as it is when `module_names` is None)."""
+    out = []
+    outer: Set[str] = set()
+    check_free = enclosing is not None and module_names is not None
+    if check_free:
+        for e in enclosing:
+            params, bound, glob, nonloc = scope_bindings(e, walrus)
+            outer |= params | bound | nonloc
+            module_names = module_names | glob
+
+    def free_ok(n: str) -> bool:
+        return n in outer or n in module_names or n in _BUILTINS
+
+    flow = _Flow(name, fn, free_ok if check_free else (lambda n: True), check_free, lookup,
+                 lambda node, n, local: out.append((node, n, local)),
+                 builtin_range=check_free and "range" not in outer and "range" not in module_names,
+                 walrus=walrus)
+    flow.block(fn.body)
+    return out
+
+
+def _word_match(pattern, source: str) -> bool:
+    """A match of `pattern` that does not continue an identifier (`exec(`, not `my_exec(`)."""
+    for m in pattern.finditer(source):
+        i = m.start()
+        if i == 0 or not (source[i - 1].isalnum() or source[i - 1] == "_"):
+            return True
+    return False
+
+
+def module_names_of(src, module, source: str) -> Optional[Set[str]]:
+    """Every name the module binds (None when it may bind names invisibly)."""
+    if any(_word_match(p, source) for p in _DYNAMIC):
+        return None
+    names = module_bindings(module, ":=" in source)
+    for m in _GLOBALS.finditer(source):
+        if m.group(1) is None:
+            return None
+        if m.group(3):
+            names.add(m.group(3))
+    for m in _GLOBAL.finditer(source):
+        names.update(x.strip() for x in m.group(1).split(",") if x.strip())
+    return names
+
+
+def _enclosing(src, func) -> Optional[List[cst.FunctionDef]]:
+    """The FunctionDefs around `func`, outermost first, from the interpreter's call scopes
+    (None when a scope on the way is not a known function call)."""
+    chain = []
+    s = func.closure
+    while s is not None and s.kind != "module":
+        if s.kind == "function":
+            f = getattr(s, "func", None)
+            if f is None or not isinstance(f.node, cst.FunctionDef):
+                return None
+            chain.append(src.full(f.node) if src is not None else f.node)
+        s = s.parent
+    chain.reverse()
+    return chain
+
+
+def check_schedule(it, func) -> list:
+    """TS136 findings of the @schedule function `func` (a FuncVal), emitted once per read."""
+    from ts_runtime.rules.structure import unbound_name_message
+    from .context import make
+    ctx = it.ctx
+    src = ctx.src
+    try:
+        fn = src.full(func.node) if src is not None else func.node
+        if not isinstance(fn, cst.FunctionDef):
+            return []
+        module = src.module if src is not None else it.module_node
+        cache = getattr(ctx, "_ts136_module", None)
+        if cache is None:
+            source = getattr(src, "source", None) or ctx.pos.source or ""
+            cache = (module_names_of(src, module, source), ":=" in source)
+            ctx._ts136_module = cache
+        enclosing = _enclosing(src, func)
+        closure = func.closure
+        found = analyze(func.name, fn, enclosing, cache[0], lambda n: it.lookup(n, closure), cache[1])
+    except RecursionError:
+        return []
+    except Exception:               # the lint never fails on its own analysis
+        return []
+    seen = getattr(ctx, "_ts136_seen", None)
+    if seen is None:
+        seen = ctx._ts136_seen = set()
+    diags = []
+    for node, name, local in found:
+        rng = ctx.range(node)
+        d = make("TS136", unbound_name_message(name, func.name, local), rng)
+        diags.append(d)
+        key = (rng.line, rng.column)
+        if key not in seen:
+            seen.add(key)
+            ctx.emit(d)
+    return diags
