@@ -211,6 +211,7 @@ def _attr_effects(cls, methods: dict, held: dict) -> None:
         if eff is not None:
             wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
             wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
+            wm.context_uses = eff.context
 
 
 def _allocs(items, space) -> list:
@@ -251,9 +252,8 @@ def resource_model(obj) -> ResourceModel:
     if kind is not ResourceKind.GROUP:
         r.tlv_names = _tlv_names(obj)
         r.unset_fields = _unset_fields(obj)
-        held = _held_resources(obj)
-        if r.unset_fields or held:
-            _attr_effects(type(obj), methods, held)
+        if methods:
+            _attr_effects(type(obj), methods, _held_resources(obj))
     cfg = getattr(obj, "pipeline_config", None)
     if cfg is not None:
         r.pipeline = pipeline_model(cfg)

@@ -147,8 +147,8 @@ class ResourcesMixin:
             fields = all_fields(cls)
             r.tlv_names = self._tlv_names(obj, fields)
             r.unset_fields = self._unset_fields(obj, fields)
-            held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
-            if r.unset_fields or held:
+            if methods:
+                held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
                 self._attr_effects(cls, methods, held)
         cfg = obj.attrs.get("pipeline_config")
         if isinstance(cfg, ConfigVal):
@@ -348,6 +348,7 @@ class ResourcesMixin:
             if eff is not None:
                 wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
                 wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
+                wm.context_uses = eff.context
 
     def _bind_owner(self, tlv: TLVVal, owner, field_name):
         if tlv.owner is not None and (tlv.owner is not owner or tlv.field_name != field_name):

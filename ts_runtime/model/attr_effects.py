@@ -31,12 +31,15 @@ class MethodEffects:
     called as `self.name(...)` (a method, or a callable attribute), `tested` the attributes
     a condition looks at (`if self.x is None:`: the method copes with an unset value, so
     it is never reported for them), `foreign` the (attribute, attribute) pairs it reads
-    through another object it holds (`self.smem_a_resource.shared_smem_a`)."""
+    through another object it holds (`self.smem_a_resource.shared_smem_a`), `context` the
+    fields of the kernel context it reads outside any condition (`stage_info.context.
+    smem_base`: None when the kernel has no SMEM block, TS716)."""
     uses: frozenset
     writes: frozenset
     calls: frozenset
     tested: frozenset
     foreign: frozenset = frozenset()
+    context: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -47,10 +50,12 @@ class Effects:
     writes: frozenset = frozenset()
     writes_any: bool = False
     foreign: frozenset = frozenset()
+    context: frozenset = frozenset()
 
 
 NOT_A_METHOD = object()     # lookup result: the name is not a method (a data attribute)
 _CONDITIONS = (ast.If, ast.IfExp, ast.While, ast.Assert)
+_BRANCHES = (ast.If, ast.IfExp, ast.While, ast.Try, ast.BoolOp) + ((ast.Match,) if hasattr(ast, "Match") else ())
 
 
 @functools.lru_cache(maxsize=2048)
@@ -71,8 +76,9 @@ def function_effects(fn) -> Optional[MethodEffects]:
     if not params:
         return None
     me = params[0].arg
-    uses, writes, calls, tested, foreign = set(), set(), set(), set(), set()
+    uses, writes, calls, tested, foreign, context = set(), set(), set(), set(), set(), set()
     call_funcs = set()
+    _context_reads(fn.body, context)
 
     def own_attr(n) -> Optional[str]:
         if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
@@ -113,7 +119,28 @@ def function_effects(fn) -> Optional[MethodEffects]:
         if inner is not None and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
             foreign.add((inner, node.attr))
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
-                         frozenset(foreign))
+                         frozenset(foreign), frozenset(context))
+
+
+def _context_reads(nodes, out: set) -> None:
+    """`<x>.context.<name>` loads (also through a local `ctx = <x>.context`), not under a
+    condition or in a nested function."""
+    aliases = set()
+    for n in nodes:      # top-level `ctx = stage_info.context`
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Attribute) and n.value.attr == "context":
+            aliases.add(n.targets[0].id)
+    stack = list(nodes)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _BRANCHES) or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                      ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and (
+                isinstance(n.value, ast.Attribute) and n.value.attr == "context"
+                or isinstance(n.value, ast.Name) and n.value.id in aliases):
+            out.add(n.attr)
+        stack.extend(ast.iter_child_nodes(n))
 
 
 Lookup = Callable[[str], Union[MethodEffects, None, object]]
@@ -123,7 +150,7 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     """`name`'s effects with its `self.m(...)` calls followed. `lookup(m)` gives the
     MethodEffects of method `m`, NOT_A_METHOD when `m` is a data attribute (a call of it
     reads it), or None when `m` is a method whose body is unknown."""
-    uses, writes, tested, foreign = set(), set(), set(), set()
+    uses, writes, tested, foreign, context = set(), set(), set(), set(), set()
     writes_any = False
     seen = set()
     stack = [name]
@@ -143,10 +170,11 @@ def resolve(name: str, lookup: Lookup) -> Effects:
         writes |= eff.writes
         tested |= eff.tested
         foreign |= eff.foreign
+        context |= eff.context
         stack.extend(eff.calls)
     if writes_any:
         # an unknown callee may set (or check) anything: claim no use
-        return Effects(frozenset(), frozenset(writes), True)
+        return Effects(frozenset(), frozenset(writes), True, context=frozenset(context))
     return Effects(frozenset(uses - writes - tested), frozenset(writes), False,
-                   frozenset(p for p in foreign if p[0] not in writes))
+                   frozenset(p for p in foreign if p[0] not in writes), frozenset(context))
 

@@ -101,12 +101,12 @@ class WorkMethodModel:
     params: list = field(default_factory=list)   # [ParamSpec]
     range: SourceRange = UNKNOWN_RANGE
     defined_on: str = ""                          # class that defines it
-    # self.<attr>s it reads / sets, its self.helper() calls followed (model/attr_effects.py);
-    # filled only for resources with unset_fields or holding other resources
+    # self.<attr>s it reads / sets, its self.helper() calls followed (model/attr_effects.py)
     uses: frozenset = frozenset()
     writes: frozenset = frozenset()
     writes_any: bool = False                      # calls a method whose body is unknown
     foreign_uses: frozenset = frozenset()         # (rid, attr): self.<held resource>.<attr> reads
+    context_uses: frozenset = frozenset()         # stage_info.context.<name> reads (unconditional)
 
     @property
     def routed(self):

@@ -1,4 +1,7 @@
-"""TS237: a work method that uses resource state its task has not set up yet.
+"""TS237 / TS716: work methods that read state which is not there when the kernel runs.
+
+TS237: a resource field its task has not set up yet. TS716: `stage_info.context.
+smem_base` in a kernel without an SMEM block.
 
 The facts come from both front ends in the same shape: `ResourceModel.unset_fields`
 (the user's dataclass fields that are None when the resource is built) and, per work
@@ -84,6 +87,62 @@ class WorkUsesUnsetAttribute(Rule):
                     written[e.resource] = True
                 elif done is not True:
                     done |= wm.writes
+
+
+@register
+class SmemBaseWithoutSmemBlock(Rule):
+    """A work method that reads `stage_info.context.smem_base` in a kernel without an SMEM block.
+
+    ## What it does
+    The kernel's SMEM block exists only when the TaskManager has an `smem_allocator` with
+    something added to it (`add_resource`, `add_pipeline_group`); otherwise
+    `stage_info.context.smem_base` is `None`. A work call of a schedule whose method reads
+    it (outside a condition, through `self.helper()` calls too) is reported, once per
+    task.
+    ## Why is this bad?
+    The method builds its SMEM views from `smem_base` (`smem_base.data_ptr() + offset`):
+    tracing the kernel fails with `'NoneType' object has no attribute 'data_ptr'`. The
+    reference reports it only while compiling the kernel.
+    ## Example
+    ```python
+    allocator = SmemAllocator()
+    allocator.compute_layout()            # allocator.add_resource(smem) missing
+    TaskManager(..., smem_allocator=allocator)
+    ```
+    ## Use instead
+    Add every resource with SMEM requirements to the allocator and pass it to the
+    TaskManager (`smem_allocator=allocator`).
+    """
+    code = "TS716"
+    name = "smem-base-without-smem-block"
+    order = 197
+    reference_exception = "AttributeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        why = _no_smem_block(kernel)
+        if why is None:
+            return
+        for task in kernel.tasks:
+            low = getattr(task, "lowered", None)
+            for e in (low.entries if low is not None else ()):
+                res = kernel.resources.get(e.resource) if e.label is not None else None
+                wm = res.work_methods.get(e.label) if res is not None else None
+                if wm is not None and "smem_base" in wm.context_uses:
+                    yield self.diag(f"Task '{task.name}': {e.label}() on '{res.label}' reads "
+                                    f"stage_info.context.smem_base, which is None: {why}", e.range)
+                    break
+
+
+def _no_smem_block(kernel):
+    """Why the kernel has no SMEM block, or None when it has one (or that is not known)."""
+    a = kernel.smem_allocator
+    if a is None:
+        return "the TaskManager has no smem_allocator"
+    if a.complete and not a.allocations and not a.alias_groups and a.groups == [] \
+            and a.barrier_bytes == 0:
+        return "nothing was added to the TaskManager's SmemAllocator (add_resource / add_pipeline_group)"
+    return None
 
 
 def _message(task, e, res, owner, items) -> str:
@@ -237,4 +296,26 @@ WorkUsesUnsetAttribute.INVALID = [
         smem.release()
         out.store(data=v)  # expect: TS237
     '''),
+]
+
+
+def _smem_base_program(**kw) -> str:
+    """memory_rules' one-task copy whose staging buffer builds its view from smem_base."""
+    from .memory_rules import memory_program
+    src = memory_program(**kw)
+    old = "    @producer_work\n    def store(self, stage_info, v):\n        pass\n"
+    new = ("    @producer_work\n    def store(self, stage_info, v):\n"
+           "        base = stage_info.context.smem_base\n        base.data_ptr()\n")
+    assert old in src
+    return src.replace(old, new, 1)
+
+
+def _expect_716(src: str) -> str:
+    return src.replace("        out.store(v=v)\n", "        out.store(v=v)  # expect: TS716\n", 1)
+
+
+SmemBaseWithoutSmemBlock.VALID = [_smem_base_program()]
+SmemBaseWithoutSmemBlock.INVALID = [
+    _expect_716(_smem_base_program(options="")),
+    _expect_716(_smem_base_program(alloc="smem = SmemAllocator(); smem.compute_layout()")),
 ]
