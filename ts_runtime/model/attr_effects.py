@@ -54,8 +54,6 @@ class Effects:
 
 
 NOT_A_METHOD = object()     # lookup result: the name is not a method (a data attribute)
-_CONDITIONS = (ast.If, ast.IfExp, ast.While, ast.Assert)
-_BRANCHES = (ast.If, ast.IfExp, ast.While, ast.Try, ast.BoolOp) + ((ast.Match,) if hasattr(ast, "Match") else ())
 
 
 @functools.lru_cache(maxsize=2048)
@@ -71,76 +69,77 @@ def method_effects(source: str) -> Optional[MethodEffects]:
 
 
 def function_effects(fn) -> Optional[MethodEffects]:
-    """Effects of one `ast` function; None when it takes no `self`."""
+    """Effects of one `ast` function; None when it takes no `self`. One pass over the body
+    (`ast.walk` per question costs several times more on long work methods)."""
     params = fn.args.posonlyargs + fn.args.args
     if not params:
         return None
     me = params[0].arg
     uses, writes, calls, tested, foreign, context = set(), set(), set(), set(), set(), set()
-    call_funcs = set()
-    _context_reads(fn.body, context)
-
-    def own_attr(n) -> Optional[str]:
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == me:
-            return n.attr
-        return None
-
-    for node in ast.walk(fn):
-        if isinstance(node, _CONDITIONS) or isinstance(node, ast.BoolOp):
-            for sub in ast.walk(node.test if isinstance(node, _CONDITIONS) else node):
-                a = own_attr(sub)
-                if a is not None:
+    aliases = set()
+    for n in fn.body:      # top-level `ctx = stage_info.context`
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Attribute) and n.value.attr == "context":
+            aliases.add(n.targets[0].id)
+    Attribute, Name, Call, Load = ast.Attribute, ast.Name, ast.Call, ast.Load
+    # (node, parent, inside a condition's test, inside a branch / nested function)
+    stack = [(n, fn, False, False) for n in fn.body]
+    while stack:
+        n, parent, in_test, in_branch = stack.pop()
+        t = type(n)
+        if t is Attribute:
+            v = n.value
+            load = type(n.ctx) is Load
+            called = type(parent) is Call and parent.func is n
+            if type(v) is Name and v.id == me:
+                a = n.attr
+                if in_test:
                     tested.add(a)
-        elif isinstance(node, ast.AugAssign):
-            a = own_attr(node.target)
-            if a is not None:
-                uses.add(a)          # `self.n += 1` reads it first
-        elif isinstance(node, ast.Call):
-            call_funcs.add(id(node.func))
-            f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
-            if name in ("setattr", "__setattr__") and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) \
-                    and node.args[0].id == me and isinstance(node.args[1], ast.Constant) \
-                    and isinstance(node.args[1].value, str):
-                writes.add(node.args[1].value)
-    for node in ast.walk(fn):
-        if not isinstance(node, ast.Attribute):
+                if not load:
+                    writes.add(a)
+                elif called:
+                    calls.add(a)
+                else:
+                    uses.add(a)
+                continue
+            if load and not called and type(v) is Attribute and type(v.value) is Name and v.value.id == me:
+                foreign.add((v.attr, n.attr))
+            if load and not in_branch and (type(v) is Attribute and v.attr == "context"
+                                           or type(v) is Name and v.id in aliases):
+                context.add(n.attr)
+        elif t is ast.AugAssign:
+            tg = n.target
+            if type(tg) is Attribute and type(tg.value) is Name and tg.value.id == me:
+                uses.add(tg.attr)          # `self.n += 1` reads it first
+        elif t is Call:
+            f = n.func
+            name = f.id if type(f) is Name else f.attr if type(f) is Attribute else None
+            if name in ("setattr", "__setattr__") and len(n.args) >= 2 and type(n.args[0]) is Name \
+                    and n.args[0].id == me and type(n.args[1]) is ast.Constant \
+                    and isinstance(n.args[1].value, str):
+                writes.add(n.args[1].value)
+        if t in _TESTED:
+            stack.append((n.test, n, True, True))
+            for c in ast.iter_child_nodes(n):
+                if c is not n.test:
+                    stack.append((c, n, in_test, True))
             continue
-        a = own_attr(node)
-        if a is not None:
-            if not isinstance(node.ctx, ast.Load):
-                writes.add(a)
-            elif id(node) in call_funcs:
-                calls.add(a)
-            else:
-                uses.add(a)
+        if t is ast.BoolOp:
+            for c in n.values:
+                stack.append((c, n, True, True))
             continue
-        inner = own_attr(node.value)
-        if inner is not None and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
-            foreign.add((inner, node.attr))
+        branch = in_branch or t in _OPAQUE
+        for c in ast.iter_child_nodes(n):
+            stack.append((c, n, in_test, branch))
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
                          frozenset(foreign), frozenset(context))
 
 
-def _context_reads(nodes, out: set) -> None:
-    """`<x>.context.<name>` loads (also through a local `ctx = <x>.context`), not under a
-    condition or in a nested function."""
-    aliases = set()
-    for n in nodes:      # top-level `ctx = stage_info.context`
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Attribute) and n.value.attr == "context":
-            aliases.add(n.targets[0].id)
-    stack = list(nodes)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, _BRANCHES) or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                                      ast.ClassDef)):
-            continue
-        if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and (
-                isinstance(n.value, ast.Attribute) and n.value.attr == "context"
-                or isinstance(n.value, ast.Name) and n.value.id in aliases):
-            out.add(n.attr)
-        stack.extend(ast.iter_child_nodes(n))
+_TESTED = (ast.If, ast.IfExp, ast.While, ast.Assert)
+_OPAQUE = (ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef) + (
+    (ast.Match,) if hasattr(ast, "Match") else ())
+if hasattr(ast, "TryStar"):
+    _OPAQUE = _OPAQUE + (ast.TryStar,)
 
 
 Lookup = Callable[[str], Union[MethodEffects, None, object]]
