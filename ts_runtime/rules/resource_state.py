@@ -138,6 +138,8 @@ def _no_smem_block(kernel):
     """Why the kernel has no SMEM block, or None when it has one (or that is not known)."""
     a = kernel.smem_allocator
     if a is None:
+        if any(r.is_group for r in kernel.resources.values()):
+            return None     # setup fails first, on the group's barrier storage (TS473)
         return "the TaskManager has no smem_allocator"
     if a.complete and not a.allocations and not a.alias_groups and a.groups == [] \
             and a.barrier_bytes == 0:
