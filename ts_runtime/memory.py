@@ -186,7 +186,7 @@ class SmemAllocator(_LayoutAllocator):
         # no de-duplication (the reference's behaviour): a resource added twice has its data
         # and its barriers counted twice (TS707)
         self.resources.append(resource)
-        for a in resource.get_smem_requirements() or ():
+        for a in requirements(resource, "get_smem_requirements", SmemAllocation):
             self.add(a)
 
     def add_pipeline_group(self, group):
@@ -202,7 +202,7 @@ class SmemAllocator(_LayoutAllocator):
         for m in group.members:     # members not registered yet: their data is added once
             if m not in self.resources:
                 self.resources.append(m)
-                for a in m.get_smem_requirements() or ():
+                for a in requirements(m, "get_smem_requirements", SmemAllocation):
                     if a not in self.allocations:
                         self.add(a)
 
@@ -271,7 +271,7 @@ class TmemAllocator(_LayoutAllocator):
     space = "tmem"
 
     def add_resource(self, resource):
-        for a in resource.get_tmem_requirements() or ():
+        for a in requirements(resource, "get_tmem_requirements", TmemAllocation):
             self.add(a)
 
     @property
@@ -281,3 +281,23 @@ class TmemAllocator(_LayoutAllocator):
     def allocate(self):
         self._require_layout("allocate()")
         self._allocated = True
+
+
+def requirements_message(resource_class: str, method: str, got: str, index=None) -> str:
+    """TS717's text (the same from ts-lint)."""
+    what = f"returned {got}" if index is None else f"returned an element {index} that is {got}"
+    return f"{resource_class}.{method}() {what}, not a list of allocations"
+
+
+def requirements(resource, method: str, kind) -> list:
+    """`resource.<method>()` checked: a list (or tuple) of `kind` allocations, as the
+    allocator iterates it (TS717)."""
+    reqs = getattr(resource, method)()
+    cls = type(resource).__name__
+    if not isinstance(reqs, (list, tuple)):
+        raise_finding("TS717", TypeError, requirements_message(cls, method, type(reqs).__name__), caller_range())
+    for i, a in enumerate(reqs):
+        if not isinstance(a, kind):
+            raise_finding("TS717", TypeError, requirements_message(cls, method, type(a).__name__, i),
+                          caller_range())
+    return list(reqs)

@@ -84,10 +84,28 @@ class AllocatorsMixin:
         fn = it.getattr(res, method, call)
         v = it.call(fn, [], {}, call) if fn is not UNKNOWN else UNKNOWN
         if v is None:
-            return []
+            return [] if not getattr(self, "_strict_requirements", False) else None
         if isinstance(v, (list, tuple)):
             return list(v)
         return UNKNOWN
+
+    def _bad_requirements(self, res, space, reqs, call) -> bool:
+        """TS717 (memory.requirements): a known None instead of a list, or a known
+        element that is not an allocation."""
+        from ts_runtime.memory import requirements_message
+        method = f"get_{space}_requirements"
+        owner, _ = res.cls.lookup(method)
+        if owner is None or owner.builtin is not None:
+            return False               # the base class's `[]`
+        if reqs is None:
+            self.ctx.report("TS717", requirements_message(res.cls.name, method, "NoneType"), self._r(call))
+            return True
+        for i, r in enumerate(reqs):
+            if r is None or isinstance(r, (int, str, float, bool)):
+                self.ctx.report("TS717", requirements_message(res.cls.name, method, type(r).__name__, i),
+                                self._r(call))
+                return True
+        return False
 
     def _alloc_add_resource(self, it, args, kwargs, call, once=False):
         """`add_resource`: no de-duplication, as in the runtime (a resource added twice is
@@ -97,17 +115,23 @@ class AllocatorsMixin:
         if not isinstance(res, ResourceObj):
             a.uncertain = a.uncertain or f"`{it.text(call)}`: the resource could not be resolved"
             return None
-        if a.space == "smem":
-            if once and res in a.resources:
-                return None
-            a.resources.append(res)
-            reqs = self._requirements(res, "get_smem_requirements", call)
-        else:
-            reqs = self._requirements(res, "get_tmem_requirements", call)
+        self._strict_requirements = True
+        try:
+            if a.space == "smem":
+                if once and res in a.resources:
+                    return None
+                a.resources.append(res)
+                reqs = self._requirements(res, "get_smem_requirements", call)
+            else:
+                reqs = self._requirements(res, "get_tmem_requirements", call)
+        finally:
+            self._strict_requirements = False
         if reqs is UNKNOWN:
             a.uncertain = a.uncertain or f"allocations of '{res.attrs.get('name', '?')}' could not be resolved"
             return None
-        for r in reqs:
+        if self._bad_requirements(res, a.space, reqs, call):
+            return None
+        for r in reqs or ():
             if not (once and r in a.allocations):
                 self._alloc_add(it, [a, r], {}, call)
         return None

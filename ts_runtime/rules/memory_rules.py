@@ -228,6 +228,37 @@ rule("TS705", "smem-not-allocated", """
          smem = SmemAllocator(); smem.add_resource(out); smem.compute_layout()
          view = smem.get(out._alloc)  # expect: TS705''')])
 
+def _requirements_program(body: str, mark: bool) -> str:
+    """VALID / INVALID programs of TS717: Staging's get_smem_requirements() body replaced."""
+    src = memory_program(alloc="smem = SmemAllocator()\nsmem.add_resource(out)" + ("  # expect: TS717" if mark else "")
+                         + "\nsmem.compute_layout()")
+    old = "    def get_smem_requirements(self):\n        return [self._alloc]\n"
+    assert old in src
+    return src.replace(old, "    def get_smem_requirements(self):\n        " + body + "\n", 1)
+
+
+rule("TS717", "invalid-allocation-requirements", """
+    `get_smem_requirements()` / `get_tmem_requirements()` that does not return a list of allocations.
+
+    ## What it does
+    When a resource is added to an allocator (`add_resource`, or a group member through
+    `add_pipeline_group`), its requirements must be a list (or tuple) of
+    `SmemAllocation` / `TmemAllocation`; `None` (a body left as `pass`) or a `None`
+    element (an allocation attribute never assigned) is reported at that call.
+    ## Why is this bad?
+    The allocator iterates the list and lays out each allocation: `'NoneType' object is
+    not iterable` / `has no attribute 'size_bytes'`.
+    ## Example
+    ```python
+    def get_smem_requirements(self):
+        return [self._alloc_a]      # self._alloc_a = SmemAllocation(...) missing from __init__
+    ```
+    ## Use instead
+    Create the allocations in `__init__` / `__post_init__` and return them in a list
+    (`[]` when there are none).
+    """, **OBJ, exc="TypeError", valid=[VALID],
+     invalid=[_requirements_program("pass", True), _requirements_program("return [None]", True)])
+
 rule("TS706", "invalid-pipeline-group-allocation", """
     `SmemAllocator.add_pipeline_group()` given something that is not a PipelineGroup with a config.
 
