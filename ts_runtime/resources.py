@@ -436,6 +436,23 @@ class StageInfo:
     task_cache: Any = None
 
 
+def super_init_message(cls_name: str) -> str:
+    """TS238's text (the same from ts-lint)."""
+    return (f"{cls_name}.__init__ does not call super().__init__(...): the MemoryResource fields "
+            f"(name, pipeline_config, consumer_vars, producer_vars, ...) are never set")
+
+
+def _checked_init(init):
+    """A user resource's own `__init__`, then TS238 when the MemoryResource part was never
+    initialised (`super().__init__(**kwargs)` missing)."""
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if "producer_vars" not in self.__dict__:
+            raise_finding("TS238", AttributeError, super_init_message(type(self).__name__), caller_range())
+    return __init__
+
+
 # --------------------------------------------------------------------------- resources
 @dataclass(kw_only=True, eq=False)
 class MemoryResource:
@@ -456,10 +473,18 @@ class MemoryResource:
         # resources can key the dependency graph (dataclass leaves explicit ones alone)
         cls.__eq__ = object.__eq__
         cls.__hash__ = object.__hash__
+        init = cls.__dict__.get("__init__")
+        if inspect.isfunction(init) and not cls.__module__.startswith(("ts_runtime", "cutlass")):
+            cls.__init__ = _checked_init(init)
 
     __hash__ = object.__hash__
 
     def __new__(cls, *args, **kwargs):
+        if args or kwargs:
+            # a construction binds its arguments to the class's __init__ first (TS907, as
+            # Task / TaskManager); copy / pickle call __new__ without arguments
+            from .api_calls import check_call
+            check_call(cls.__init__, f"{cls.__name__}(...)", (None,) + args, kwargs)
         obj = object.__new__(cls)
         obj._ts_range = caller_range()   # where the user created it (findings point here)
         return obj

@@ -181,6 +181,26 @@ def all_fields(cls: ClassVal) -> List[DataclassField]:
     return list(out.values())
 
 
+def dataclass_bind_error(k: ClassVal, args, kwargs):
+    """What `inspect.Signature.bind` says about calling the `__init__` @dataclass generates
+    for `k` with these arguments (None when they bind); the runtime binds the real one."""
+    fields = [f for f in all_fields(k) if f.init]
+    positional = [f for f in fields if not f.kw_only]
+    if len(args) > len(positional):
+        return "too many positional arguments"
+    given = {f.name for f in positional[:len(args)]}
+    names = {f.name for f in fields}
+    for name in kwargs:
+        if name not in names:
+            return f"got an unexpected keyword argument '{name}'"
+        if name in given:
+            return f"multiple values for argument '{name}'"
+    for f in positional + [f for f in fields if f.kw_only]:
+        if f.name not in given and f.name not in kwargs and not f.has_default and f.default_factory is None:
+            return f"missing a required argument: '{f.name}'"
+    return None
+
+
 def dataclass_init(it, k: ClassVal, inst: InstanceVal, args, kwargs, call_node):
     """The `__init__` that @dataclass generates for class `k`, run on `inst`."""
     fields = all_fields(k)

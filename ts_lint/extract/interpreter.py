@@ -292,6 +292,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             v = k.namespace["__init__"]
             if isinstance(v, BuiltinFunc):
                 return v.impl(self, [inst] + list(args), kwargs, call_node)
+            if k.builtin is None and isinstance(v, FuncVal) and call_node is not None \
+                    and k.is_sub("MemoryResource") and self._skips_super_init(v):
+                from ts_runtime.resources import super_init_message   # TS238, as the runtime
+                self.ctx.report("TS238", super_init_message(inst.cls.name), self.rng(call_node))
+                inst.failed = True       # the runtime raises there: the object never exists
+                return None
             return self.call(v, [inst] + list(args), kwargs, call_node)
         if kind == "dataclass":
             from .classes import dataclass_init
@@ -306,6 +312,21 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                                range=self.rng(call_node) if call_node is not None else None)
         return InstanceVal(cls)
 
+    def _skips_super_init(self, fn: FuncVal) -> bool:
+        """Whether a user `__init__` certainly calls no `__init__` of a base class (no
+        `super().__init__(...)`, `Base.__init__(self, ...)`), from its `ast`."""
+        import ast
+        src = self.ctx.src
+        node = src.ast_function(fn.node) if src is not None else None
+        if node is None:
+            return False
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__":
+                return False
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "exec", "eval"):
+                return False
+        return True
+
     def instantiate(self, cls: ClassVal, args, kwargs, node):
         if cls.builtin == "external":
             return UNKNOWN
@@ -318,6 +339,14 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         inst = self.new_instance(cls, node)
         for k in cls.mro:
             if self.init_of(k) is not None:
+                if self.init_of(k) == "dataclass" and cls.is_sub("MemoryResource") \
+                        and not any(getattr(a, "star", "") for a in getattr(node, "args", ())):
+                    from .classes import dataclass_bind_error
+                    error = dataclass_bind_error(k, args, kwargs)
+                    if error is not None:    # TS907, as the runtime's CheckedCall metaclass
+                        from ts_runtime.api_calls import message
+                        self.ctx.report("TS907", message(f"{cls.name}(...)", error), self.rng(node))
+                        return UNKNOWN
                 self.run_init(k, inst, args, kwargs, node)
                 break
         if getattr(inst, "failed", False):

@@ -100,8 +100,9 @@ rule("TS907", "api-call-mismatch", """
     A ts API call whose arguments do not match its signature.
 
     ## What it does
-    Binds the arguments of `Task(...)`, `TaskManager(...)` and the
-    `PipelineConfig.create_*_cfg(...)` factories to their signatures and reports a
+    Binds the arguments of `Task(...)`, `TaskManager(...)`, the
+    `PipelineConfig.create_*_cfg(...)` factories and resource constructors (a
+    `MemoryResource` subclass's `__init__`) to their signatures and reports a
     missing required argument or an unexpected keyword at the call, with Python's own
     message (`ts_runtime.api_calls`). At run time the call raises that `TypeError` (the
     reference's exception too), carrying the finding; ts-lint binds the same signatures
@@ -115,7 +116,9 @@ rule("TS907", "api-call-mismatch", """
     ## Use instead
     Pass every required argument (`warp_idx=0`); `num_bytes` only to the TMA factories.
     """, phase="object", exc="TypeError", valid=[VALID],
-     invalid=[VALID.replace("warp_idx=0, num_warps=1,", "num_warps=1,  # expect: TS907")])
+     invalid=[VALID.replace("warp_idx=0, num_warps=1,", "num_warps=1,  # expect: TS907"),
+              VALID.replace('inp, out = InGmem(name="in"), OutGmem(name="out")',
+                            'inp, out = InGmem(name="in", tensor=None), OutGmem(name="out")  # expect: TS907')])
 
 rule("TS999", "internal-error", """
     A check crashed (a bug in ts, not in the kernel).
