@@ -164,6 +164,19 @@ def _unset_fields(obj) -> frozenset:
     return frozenset(out)
 
 
+def _internal_fields(obj) -> frozenset:
+    """The user's dataclass fields declared `init=False` (no constructor argument sets them)."""
+    if not dataclasses.is_dataclass(obj):
+        return frozenset()
+    mro = type(obj).__mro__
+    out = set()
+    for f in dataclasses.fields(obj):
+        owner = next((k for k in mro if f.name in vars(k).get("__annotations__", {})), None)
+        if not f.init and owner is not None and _user_class(owner):
+            out.add(f.name)
+    return frozenset(out)
+
+
 _EFFECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # class -> {work method: Effects}
 
 
@@ -201,16 +214,25 @@ def _function_ast(fn):
     return node if node is not None and node.name == fn.__name__ else None
 
 
+def _written_method(a) -> bool:
+    """A method the user wrote (not one @dataclass generated from a string, which ts-lint
+    does not see either)."""
+    fn = a.__func__ if isinstance(a, (staticmethod, classmethod)) else a
+    fn = inspect.unwrap(fn) if callable(fn) else None
+    return inspect.isfunction(fn) and fn.__code__.co_filename != "<string>"
+
+
 def _held_resources(obj) -> dict:
     """attribute -> rid of the other resources an instance holds (`self.smem_a_resource`)."""
     from .resources import MemoryResource
     return {k: id(v) for k, v in vars(obj).items() if isinstance(v, MemoryResource) and v is not obj}
 
 
-def _attr_effects(cls, methods: dict, held: dict) -> None:
+def _attr_effects(cls, methods: dict, held: dict):
     """Fills uses / writes of each work method (model/attr_effects.py) from the source
-    of the user's methods; methods of ts_runtime's or the reference's classes are
-    unknown bodies, as they are to ts-lint."""
+    of the user's methods, and returns the attributes any method of the user's classes
+    may set (None when a body is unknown); methods of ts_runtime's or the reference's
+    classes are unknown bodies, as they are to ts-lint."""
     from .model.attr_effects import NOT_A_METHOD, function_effects, resolve
     table = _EFFECTS.get(cls)
     if table is None:
@@ -236,13 +258,27 @@ def _attr_effects(cls, methods: dict, held: dict) -> None:
             cache[name] = result
             return result
 
-        table = _EFFECTS[cls] = {name: resolve(name, lookup) for name in methods}
+        table = {name: resolve(name, lookup) for name in methods}
+        # what any method of the user's classes may set (None: a body is unknown)
+        settable: "set | None" = set()
+        names = {n for k in cls.__mro__ if _user_class(k) for n, a in vars(k).items()
+                 if _written_method(a)}
+        for n in sorted(names):
+            eff = lookup(n)
+            if eff is None:
+                settable = None
+                break
+            if eff is not NOT_A_METHOD:
+                settable |= eff.writes
+        table = _EFFECTS[cls] = (table, None if settable is None else frozenset(settable))
+    table, settable = table
     for name, wm in methods.items():
         eff = table.get(name)
         if eff is not None:
             wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
             wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
             wm.context_uses = eff.context
+    return settable
 
 
 def _allocs(items, space) -> list:
@@ -283,8 +319,9 @@ def resource_model(obj) -> ResourceModel:
     if kind is not ResourceKind.GROUP:
         r.tlv_names = _tlv_names(obj)
         r.unset_fields = _unset_fields(obj)
+        r.internal_fields = _internal_fields(obj) & r.unset_fields
         if methods:
-            _attr_effects(type(obj), methods, _held_resources(obj))
+            r.settable_fields = _attr_effects(type(obj), methods, _held_resources(obj))
     cfg = getattr(obj, "pipeline_config", None)
     if cfg is not None:
         r.pipeline = pipeline_model(cfg)

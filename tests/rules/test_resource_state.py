@@ -218,3 +218,41 @@ def test_fix_calls_the_setup_method_before_the_domain_loop():
         fixed = apply_edits(program, d.fix.edits)
         assert "    smem.init_view()\n        with domain_loop" in fixed
         assert [x.format() for x in lint_source(fixed, path) if x.severity is Severity.ERROR] == []
+
+
+_NEVER_SET = '''
+
+@dataclass(kw_only=True)
+class Held(Staged):
+    table: object = field(init=False, default=None)
+    given: object = None
+
+    def __init__(self, table, **kwargs):
+        super().__init__(**kwargs)
+        # `self.table = table` missing
+
+    @producer_work
+    def fill_table(self, stage_info, data):
+        self.table[0] = data
+
+    @producer_work
+    def fill_given(self, stage_info, data):
+        self.given[0] = data
+'''
+
+
+@pytest.mark.parametrize("method,expected", [("fill_table", True), ("fill_given", False)])
+def test_a_field_no_method_sets(method, expected):
+    """An `init=False` field that is None and that no method of the class sets is reported
+    at the work call that uses it; a constructor field passed as None (host-side checks
+    without tensors) is not."""
+    src = _program(f'''\
+    with domain_loop(0, 4, 1):
+        v = src.load()
+        smem.acquire()
+        smem.{method}(data=v)  # here
+        smem.commit()
+    ''', extra=_NEVER_SET, subs=[('Staged(name="smem"', 'Held(table=[0], name="smem"')])
+    line = next(i for i, ln in enumerate(src.splitlines(), 1) if ln.endswith("# here"))
+    runtime, lint = _both(src)
+    assert runtime == lint == ({("TS237", line)} if expected else set())

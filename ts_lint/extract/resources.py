@@ -147,9 +147,10 @@ class ResourcesMixin:
             fields = all_fields(cls)
             r.tlv_names = self._tlv_names(obj, fields)
             r.unset_fields = self._unset_fields(obj, fields)
+            r.internal_fields = frozenset(f.name for f in fields if not f.init) & r.unset_fields
             if methods:
                 held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
-                self._attr_effects(cls, methods, held)
+                r.settable_fields = self._attr_effects(cls, methods, held)
         cfg = obj.attrs.get("pipeline_config")
         if isinstance(cfg, ConfigVal):
             r.pipeline = dataclasses.replace(cfg.model)
@@ -294,7 +295,7 @@ class ResourcesMixin:
                 out.add(f.name)
         return frozenset(out)
 
-    def _attr_effects(self, cls: ClassVal, methods: dict, held: dict) -> None:
+    def _attr_effects(self, cls: ClassVal, methods: dict, held: dict):
         """tracing._attr_effects: uses / writes of each work method, from the text of
         the user's methods (model/attr_effects.py); ts_runtime's classes and classes
         ts-lint cannot see have unknown bodies."""
@@ -342,13 +343,25 @@ class ResourcesMixin:
                 return result
 
             table = {name: resolve(name, lookup) for name in methods}
-            cls._ts_effects = table
+            settable = set()
+            names = {n for k in cls.mro if k.builtin is None for n, v in k.namespace.items()
+                     if isinstance(v, WorkMethodVal) or isinstance(v, FuncVal) and v.kind != "property"}
+            for n in sorted(names):
+                eff = lookup(n)
+                if eff is None:
+                    settable = None
+                    break
+                if eff is not NOT_A_METHOD:
+                    settable |= eff.writes
+            table = cls._ts_effects = (table, None if settable is None else frozenset(settable))
+        table, settable = table
         for name, wm in methods.items():
             eff = table.get(name)
             if eff is not None:
                 wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
                 wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
                 wm.context_uses = eff.context
+        return settable
 
     def _bind_owner(self, tlv: TLVVal, owner, field_name):
         if tlv.owner is not None and (tlv.owner is not owner or tlv.field_name != field_name):

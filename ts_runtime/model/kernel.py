@@ -152,6 +152,8 @@ class ResourceModel:
     # fields declared by the user's classes whose value is None when the resource is
     # built (set later by a setup work method; TS237)
     unset_fields: frozenset = frozenset()
+    settable_fields: Optional[frozenset] = None   # what any user method may set (None: unknown)
+    internal_fields: frozenset = frozenset()      # the user's `field(init=False)` fields
     range: SourceRange = UNKNOWN_RANGE
 
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..model.lowered import LOOP
 from .base import Rule
 from .registry import register
+from .declare import rule
 from .roles import pipeline_program
 
 
@@ -27,8 +28,11 @@ class WorkUsesUnsetAttribute(Rule):
     method that uses such a field as an object (`self.smem_view.subview(...)`,
     `self.desc[i]`, `self.base + offset`, through `self.helper()` calls too) before any
     call of a method that sets it is reported at that work call. Each task starts from
-    the built resource: a field set by another task's schedule does not count. Methods
-    that test the field (`if self.smem_view is None:`) are not reported.
+    the built resource: a field set by another task's schedule does not count. A
+    `field(init=False)` that is None when the resource is built and that no method of
+    its class sets at all (`self.matrix_a = matrix_a` missing from `__init__`) is
+    reported at the first work call that uses it. Methods that test the field (`if self.smem_view is None:`) are
+    not reported.
     ## Why is this bad?
     The kernel is traced task by task, in schedule order: the work method reads `None`
     (`'NoneType' object has no attribute 'subview'`), or a value created in another
@@ -69,19 +73,28 @@ class WorkUsesUnsetAttribute(Rule):
                 if wm is None:
                     continue
                 missing: dict = {}      # rid -> [(attr, setters)]
+                never: dict = {}        # rid -> [attr] that no method of the class sets
                 for rid, attr in [(e.resource, a) for a in sorted(wm.uses)] + sorted(wm.foreign_uses):
                     owner = resources.get(rid)
                     if owner is None or attr not in owner.unset_fields or (rid, attr) in reported:
                         continue
                     done = written.get(rid, ())
                     setters = _setters(owner).get(attr)
-                    if not setters or done is True or attr in done:
+                    if not setters:
+                        if attr in owner.internal_fields and owner.settable_fields is not None \
+                                and attr not in owner.settable_fields:
+                            reported.add((rid, attr))
+                            never.setdefault(rid, []).append(attr)     # nothing ever sets it
+                        continue
+                    if done is True or attr in done:
                         continue
                     reported.add((rid, attr))
                     missing.setdefault(rid, []).append((attr, setters))
                 for rid, items in missing.items():
                     fix = _fix(low, e, wm, res, items) if rid == e.resource else None
                     yield self.diag(_message(task, e, res, resources[rid], items), e.range, fix=fix)
+                for rid, attrs in never.items():
+                    yield self.diag(_never_message(task, e, res, resources[rid], attrs), e.range)
                 done = written.setdefault(e.resource, set())
                 if wm.writes_any:
                     written[e.resource] = True
@@ -159,6 +172,16 @@ def _message(task, e, res, owner, items) -> str:
             f"the resource is built; {' / '.join(f'{n}()' for n in setters)} set{'s' if len(setters) == 1 else ''} "
             f"{'it' if len(items) == 1 else 'them'}, and this task's schedule does not call "
             f"{'it' if len(setters) == 1 else 'any of them'}{on} before")
+
+
+def _never_message(task, e, res, owner, attrs) -> str:
+    own = owner is res
+    names = ", ".join(f"self.{a}" if own else a for a in attrs)
+    what = names if own else f"{names} of '{owner.label}'"
+    verb = "is" if len(attrs) == 1 else "are"
+    return (f"Task '{task.name}': {e.label}() on '{res.label}' uses {what}, which {verb} None when the "
+            f"resource is built, and no method of {owner.class_name} sets {'it' if len(attrs) == 1 else 'them'} "
+            f"(is an assignment in __init__ missing?)")
 
 
 def _fix(low, e, wm, res, items):
@@ -321,3 +344,41 @@ SmemBaseWithoutSmemBlock.INVALID = [
     _expect_716(_smem_base_program(options="")),
     _expect_716(_smem_base_program(alloc="smem = SmemAllocator(); smem.compute_layout()")),
 ]
+
+
+_OWN_INIT = '''
+
+@dataclass(kw_only=True)
+class Owned(Staged):
+    def __init__(self, table, **kwargs):
+        super().__init__(**kwargs)
+        self.table = table
+'''
+
+SuperInitMissing = rule("TS238", "resource-init-without-super-init", """
+    A resource class whose own `__init__` never calls `super().__init__(...)`.
+
+    ## What it does
+    A `MemoryResource` subclass that writes its own `__init__` must initialise the base
+    part (`name`, `pipeline_config`, `consumer_vars`, `producer_vars`, ...) through
+    `super().__init__(**kwargs)` (or `Base.__init__(self, ...)`). Reported at the
+    construction: by the runtime after the `__init__` returns, by ts-lint when the method
+    contains no base `__init__` call.
+    ## Why is this bad?
+    The base fields are never set: `'...Resource' object has no attribute 'producer_vars'`
+    when the manager builds the kernel.
+    ## Example
+    ```python
+    def __init__(self, matrix_a, **kwargs):
+        self.matrix_a = matrix_a          # super().__init__(**kwargs) missing
+    ```
+    ## Use instead
+    Call `super().__init__(**kwargs)` first.
+    """, phase="object", exc="AttributeError",
+    valid=[_staged(_INIT_LOAD).replace("class Sink(", _OWN_INIT.strip("\n") + "\n\n\n@dataclass(kw_only=True)\nclass Sink(", 1)
+           .replace('Staged(name="smem", pipeline_config=cfg)', 'Owned(table=1, name="smem", pipeline_config=cfg)', 1)],
+    invalid=[_staged(_INIT_LOAD).replace("class Sink(", _OWN_INIT.replace("        super().__init__(**kwargs)\n", "")
+                                         .strip("\n") + "\n\n\n@dataclass(kw_only=True)\nclass Sink(", 1)
+             .replace('    src, smem, out = Gmem(name="src"), Staged(name="smem", pipeline_config=cfg), Gmem(name="out")',
+                      '    src, smem, out = Gmem(name="src"), Owned(table=1, name="smem", pipeline_config=cfg), '
+                      'Gmem(name="out")  # expect: TS238', 1)])
