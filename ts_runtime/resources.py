@@ -442,15 +442,58 @@ def super_init_message(cls_name: str) -> str:
             f"(name, pipeline_config, consumer_vars, producer_vars, ...) are never set")
 
 
+def setup_unbound_message(qualname: str):
+    """TS137's text for a method `qualname` (the same from ts-lint)."""
+    def text(name: str, local: bool) -> str:
+        if local:
+            return f"local variable '{name}' is read before it is assigned in {qualname}"
+        return f"name '{name}' is not defined in {qualname}"
+    return text
+
+
+def _unbound_in(fn, exc: NameError):
+    """TS137 when `exc` is a NameError raised by a read in `fn`'s own body (else None)."""
+    from .diagnostics import TSNameError
+    from .schedule_builder import _unbound_name
+    if isinstance(exc, TSNameError):
+        return None
+    found = _unbound_name(fn, exc, "TS137", setup_unbound_message(".".join(fn.__qualname__.split(".")[-2:])))
+    if found is None:
+        return None
+    d, name = found
+    return TSNameError(f"TS137: {d.message} ({d.range})", [d], name=name)
+
+
 def _checked_init(init):
-    """A user resource's own `__init__`, then TS238 when the MemoryResource part was never
-    initialised (`super().__init__(**kwargs)` missing)."""
+    """A user resource's own `__init__`: a NameError in its body carries TS137; then TS238
+    when the MemoryResource part was never initialised (`super().__init__(**kwargs)`
+    missing)."""
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
+        try:
+            init(self, *args, **kwargs)
+        except NameError as exc:
+            err = _unbound_in(init, exc)
+            if err is None:
+                raise
+            raise err from exc
         if "producer_vars" not in self.__dict__:
             raise_finding("TS238", AttributeError, super_init_message(type(self).__name__), caller_range())
     return __init__
+
+
+def _checked_post_init(post):
+    """A user resource's own `__post_init__`: a NameError in its body carries TS137."""
+    @functools.wraps(post)
+    def __post_init__(self, *args, **kwargs):
+        try:
+            return post(self, *args, **kwargs)
+        except NameError as exc:
+            err = _unbound_in(post, exc)
+            if err is None:
+                raise
+            raise err from exc
+    return __post_init__
 
 
 # --------------------------------------------------------------------------- resources
@@ -473,9 +516,13 @@ class MemoryResource:
         # resources can key the dependency graph (dataclass leaves explicit ones alone)
         cls.__eq__ = object.__eq__
         cls.__hash__ = object.__hash__
-        init = cls.__dict__.get("__init__")
-        if inspect.isfunction(init) and not cls.__module__.startswith(("ts_runtime", "cutlass")):
-            cls.__init__ = _checked_init(init)
+        if not cls.__module__.startswith(("ts_runtime", "cutlass")):
+            init = cls.__dict__.get("__init__")
+            if inspect.isfunction(init):
+                cls.__init__ = _checked_init(init)
+            post = cls.__dict__.get("__post_init__")
+            if inspect.isfunction(post):
+                cls.__post_init__ = _checked_post_init(post)
 
     __hash__ = object.__hash__
 

@@ -272,9 +272,9 @@ def _nested_codes(code) -> list:
     return out
 
 
-def _unbound_name(fn, exc: NameError):
-    """(TS136 finding, name) for a NameError raised by the schedule body itself (not by code
-    it calls), else None."""
+def _unbound_name(fn, exc: NameError, rule_code: str = "TS136", message=None):
+    """(finding, name) for a NameError raised by the body of `fn` itself (not by code it
+    calls), else None: TS136 for a schedule, or `rule_code` with `message(name, local)`."""
     import re
 
     code = getattr(fn, "__code__", None)
@@ -331,7 +331,8 @@ def _unbound_name(fn, exc: NameError):
     from .source import SourceRange, _chars
     path = fcode.co_filename
     rng = SourceRange(path, line, _chars(path, line, col), end_line, _chars(path, end_line, end_col))
-    return make_diagnostic("TS136", unbound_name_message(name, fn.__name__, local), rng), name
+    text = message(name, local) if message is not None else unbound_name_message(name, fn.__name__, local)
+    return make_diagnostic(rule_code, text, rng), name
 
 
 # --------------------------------------------------------------------------- blocks

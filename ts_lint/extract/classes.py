@@ -233,6 +233,9 @@ def call_post_init(it, inst: InstanceVal, call_node):
     if isinstance(fn, BuiltinFunc):
         fn.impl(it, [inst], {}, call_node)
     elif isinstance(fn, FuncVal):
+        if owner.builtin is None and inst.cls.is_sub("MemoryResource") and it.unbound_in_setup(owner, fn):
+            inst.failed = True       # TS137: the runtime raises there
+            return
         it.call_function(fn, [inst], {}, call_node)
 
 

@@ -292,6 +292,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             v = k.namespace["__init__"]
             if isinstance(v, BuiltinFunc):
                 return v.impl(self, [inst] + list(args), kwargs, call_node)
+            if k.builtin is None and isinstance(v, FuncVal) and k.is_sub("MemoryResource") \
+                    and self.unbound_in_setup(k, v):
+                inst.failed = True       # TS137: the runtime raises there
+                return None
             if k.builtin is None and isinstance(v, FuncVal) and call_node is not None \
                     and k.is_sub("MemoryResource") and self._skips_super_init(v):
                 from ts_runtime.resources import super_init_message   # TS238, as the runtime
@@ -311,6 +315,13 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             return ResourceObj(cls, rid=self.ctx.new_rid(), node=call_node,
                                range=self.rng(call_node) if call_node is not None else None)
         return InstanceVal(cls)
+
+    def unbound_in_setup(self, k: ClassVal, fn: FuncVal) -> bool:
+        """TS137: reads in a resource's own `__init__` / `__post_init__` that certainly fail
+        (reported; True when there are any)."""
+        from ts_runtime.resources import setup_unbound_message
+        from .unbound import check_function
+        return bool(check_function(self, fn, "TS137", setup_unbound_message(f"{k.name}.{fn.name}")))
 
     def _skips_super_init(self, fn: FuncVal) -> bool:
         """Whether a user `__init__` certainly calls no `__init__` of a base class (no

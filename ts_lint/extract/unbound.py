@@ -980,6 +980,12 @@ def _enclosing(src, func) -> Optional[List[cst.FunctionDef]]:
 def check_schedule(it, func) -> list:
     """TS136 findings of the @schedule function `func` (a FuncVal), emitted once per read."""
     from ts_runtime.rules.structure import unbound_name_message
+    return check_function(it, func, "TS136", lambda name, local: unbound_name_message(name, func.name, local))
+
+
+def check_function(it, func, code: str, message) -> list:
+    """`code` findings (message(name, local)) of the reads in `func` (a FuncVal) that
+    certainly fail, emitted once per read."""
     from .context import make
     ctx = it.ctx
     src = ctx.src
@@ -1006,7 +1012,7 @@ def check_schedule(it, func) -> list:
     diags = []
     for node, name, local in found:
         rng = ctx.range(node)
-        d = make("TS136", unbound_name_message(name, func.name, local), rng)
+        d = make(code, message(name, local), rng)
         diags.append(d)
         key = (rng.line, rng.column)
         if key not in seen:

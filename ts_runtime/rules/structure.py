@@ -883,3 +883,52 @@ _examples("TS136", [copy_program('''
             dst.set_item(data=v)  # expect: TS136
             v = src.get_item()
     ''')])
+
+
+# TS137: a Dst subclass whose own __init__ / __post_init__ reads a name with no value
+_SETUP_EXTRA = '''
+
+TILE = 128
+
+
+@dataclass(kw_only=True)
+class Staged(Dst):
+    size: int = 0
+
+    def __init__(self, tile, **kwargs):
+        super().__init__(**kwargs)
+        elems = tile * 2
+        self.size = elems * 4
+'''
+_SETUP_BUILD = ('    src, dst = Src(name="src"), Dst(name="dst")',
+                '    src, dst = Src(name="src"), Staged(tile=TILE, name="dst")')
+
+
+def _setup_program(old: str = "", new: str = "", mark: bool = False) -> str:
+    extra = _SETUP_EXTRA.replace(old, new, 1) if old else _SETUP_EXTRA
+    src = copy_program(extra=extra).replace(*_SETUP_BUILD, 1)
+    if mark:
+        src = src.replace("        self.size = elems * 4\n", "        self.size = elems * 4  # expect: TS137\n", 1)
+    return src
+
+
+rule("TS137", "unbound-name-in-resource-init", """
+    A name a resource's own `__init__` / `__post_init__` reads that has no value there.
+
+    ## What it does
+    The TS136 analysis, on the constructor of a `MemoryResource` subclass: a local
+    variable read before it is assigned (two statements swapped), or a name bound nowhere
+    (its assignment deleted). At run time the NameError of the method's own body carries
+    the finding; ts-lint reports the reads that certainly fail.
+    ## Why is this bad?
+    The resource is never built: the module fails at that line with NameError.
+    ## Example
+    `elem_bytes` used by `SmemAllocation(...)` one line before it is computed.
+    ## Use instead
+    Compute the value before the statement that reads it.
+    """, phase="object", exc="NameError")
+_examples("TS137", [_setup_program()], [
+    _setup_program("        elems = tile * 2\n", "", mark=True),
+    _setup_program("        elems = tile * 2\n        self.size = elems * 4\n",
+                   "        self.size = elems * 4\n        elems = tile * 2\n", mark=True),
+])
