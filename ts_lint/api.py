@@ -45,9 +45,12 @@ def AnalysisCache(max_entries: int = 512):
 
 
 def clear_caches() -> None:
-    """Forgets the parsed statements kept between calls (ts_lint.extract.source.UNITS)."""
+    """Forgets what is kept between calls: the parsed statements
+    (ts_lint.extract.source.UNITS) and the work-method effects by text."""
+    from .extract.resources import _EFFECTS_BY_TEXT
     from .extract.source import clear_cache
     clear_cache()
+    _EFFECTS_BY_TEXT.clear()
 
 
 def _sort_key(d: Diagnostic):

@@ -327,10 +327,18 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         """Whether a user `__init__` certainly calls no `__init__` of a base class (no
         `super().__init__(...)`, `Base.__init__(self, ...)`), from its `ast`."""
         import ast
+        memo = self.__dict__.setdefault("_super_init_memo", {})
+        hit = memo.get(id(fn.node))
+        if hit is not None:
+            return hit
         src = self.ctx.src
         node = src.ast_function(fn.node) if src is not None else None
-        if node is None:
-            return False
+        memo[id(fn.node)] = result = node is not None and self._no_base_init(node)
+        return result
+
+    @staticmethod
+    def _no_base_init(node) -> bool:
+        import ast
         for n in ast.walk(node):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__":
                 return False

@@ -320,8 +320,7 @@ class ResourcesMixin:
                         if isinstance(fn, FuncVal):
                             result = None
                             if fn.kind == "function" and src is not None:
-                                node = src.ast_function(fn.node)
-                                result = function_effects(node) if node is not None else None
+                                result = _effects_of(src, fn.node, function_effects)
                             elif fn.kind == "property":
                                 result = NOT_A_METHOD
                         elif v is UNKNOWN or callable(v) or hasattr(v, "impl"):
@@ -387,3 +386,22 @@ class ResourcesMixin:
                 if not self.collect_resources(self._members(o), out, objects, call):
                     return False
         return True
+
+
+_EFFECTS_BY_TEXT: dict = {}    # function text -> MethodEffects (None: no `self`), across runs
+
+
+def _effects_of(src, node, function_effects):
+    """function_effects of a method, memoised by its text: a re-lint after an edit
+    elsewhere finds the unchanged methods here."""
+    text = src.function_text(node)
+    if text in _EFFECTS_BY_TEXT:
+        return _EFFECTS_BY_TEXT[text]
+    tree = src.ast_function(node)
+    if tree is None:
+        return None
+    eff = function_effects(tree)
+    if len(_EFFECTS_BY_TEXT) > 4096:
+        _EFFECTS_BY_TEXT.clear()
+    _EFFECTS_BY_TEXT[text] = eff
+    return eff

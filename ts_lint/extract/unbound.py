@@ -989,6 +989,13 @@ def check_function(it, func, code: str, message) -> list:
     from .context import make
     ctx = it.ctx
     src = ctx.src
+    memo = getattr(ctx, "_ts136_memo", None)
+    if memo is None:
+        memo = ctx._ts136_memo = {}
+    key = (id(func.node), id(func.closure), code)
+    hit = memo.get(key)
+    if hit is not None:
+        return hit        # the same def in the same scope (a constructor run again): emitted already
     try:
         fn = src.full(func.node) if src is not None else func.node
         if not isinstance(fn, cst.FunctionDef):
@@ -1014,8 +1021,9 @@ def check_function(it, func, code: str, message) -> list:
         rng = ctx.range(node)
         d = make(code, message(name, local), rng)
         diags.append(d)
-        key = (rng.line, rng.column)
-        if key not in seen:
-            seen.add(key)
+        pos = (rng.line, rng.column)
+        if pos not in seen:
+            seen.add(pos)
             ctx.emit(d)
+    memo[key] = diags
     return diags
