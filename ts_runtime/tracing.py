@@ -151,30 +151,20 @@ def _user_class(klass) -> bool:
 _MISSING = object()
 
 
-def _unset_fields(obj) -> frozenset:
-    """Dataclass fields declared by the user's classes that are None right now (TS237)."""
+def _user_fields(obj) -> tuple:
+    """(fields that are None right now, of those the `init=False` ones) among the
+    dataclass fields the user's classes declare (TS237)."""
     if not dataclasses.is_dataclass(obj):
-        return frozenset()
+        return frozenset(), frozenset()
     mro = type(obj).__mro__
-    out = set()
+    unset, internal = set(), set()
     for f in dataclasses.fields(obj):
         owner = next((k for k in mro if f.name in vars(k).get("__annotations__", {})), None)
         if owner is not None and _user_class(owner) and getattr(obj, f.name, _MISSING) is None:
-            out.add(f.name)
-    return frozenset(out)
-
-
-def _internal_fields(obj) -> frozenset:
-    """The user's dataclass fields declared `init=False` (no constructor argument sets them)."""
-    if not dataclasses.is_dataclass(obj):
-        return frozenset()
-    mro = type(obj).__mro__
-    out = set()
-    for f in dataclasses.fields(obj):
-        owner = next((k for k in mro if f.name in vars(k).get("__annotations__", {})), None)
-        if not f.init and owner is not None and _user_class(owner):
-            out.add(f.name)
-    return frozenset(out)
+            unset.add(f.name)
+            if not f.init:
+                internal.add(f.name)
+    return frozenset(unset), frozenset(internal)
 
 
 _EFFECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # class -> {work method: Effects}
@@ -233,7 +223,7 @@ def _attr_effects(cls, methods: dict, held: dict):
     of the user's methods, and returns the attributes any method of the user's classes
     may set (None when a body is unknown); methods of ts_runtime's or the reference's
     classes are unknown bodies, as they are to ts-lint."""
-    from .model.attr_effects import NOT_A_METHOD, function_effects, resolve
+    from .model.attr_effects import NOT_A_METHOD, class_table, fill, function_effects
     table = _EFFECTS.get(cls)
     if table is None:
         cache: dict = {}
@@ -258,26 +248,10 @@ def _attr_effects(cls, methods: dict, held: dict):
             cache[name] = result
             return result
 
-        table = {name: resolve(name, lookup) for name in methods}
-        # what any method of the user's classes may set (None: a body is unknown)
-        settable: "set | None" = set()
-        names = {n for k in cls.__mro__ if _user_class(k) for n, a in vars(k).items()
-                 if _written_method(a)}
-        for n in sorted(names):
-            eff = lookup(n)
-            if eff is None:
-                settable = None
-                break
-            if eff is not NOT_A_METHOD:
-                settable |= eff.writes
-        table = _EFFECTS[cls] = (table, None if settable is None else frozenset(settable))
+        names = {n for k in cls.__mro__ if _user_class(k) for n, a in vars(k).items() if _written_method(a)}
+        table = _EFFECTS[cls] = class_table(methods, names, lookup)
     table, settable = table
-    for name, wm in methods.items():
-        eff = table.get(name)
-        if eff is not None:
-            wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
-            wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
-            wm.context_uses = eff.context
+    fill(methods, table, held)
     return settable
 
 
@@ -318,8 +292,7 @@ def resource_model(obj) -> ResourceModel:
     )
     if kind is not ResourceKind.GROUP:
         r.tlv_names = _tlv_names(obj)
-        r.unset_fields = _unset_fields(obj)
-        r.internal_fields = _internal_fields(obj) & r.unset_fields
+        r.unset_fields, r.internal_fields = _user_fields(obj)
         if methods:
             r.settable_fields = _attr_effects(type(obj), methods, _held_resources(obj))
     cfg = getattr(obj, "pipeline_config", None)

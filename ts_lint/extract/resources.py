@@ -278,7 +278,7 @@ class ResourcesMixin:
 
     @staticmethod
     def _unset_fields(obj: ResourceObj, fields) -> frozenset:
-        """tracing._unset_fields: the user's dataclass fields that are None once built."""
+        """tracing._user_fields (first part): the user's dataclass fields that are None once built."""
         out = set()
         mro = obj.cls.mro
         for f in fields:
@@ -299,7 +299,7 @@ class ResourcesMixin:
         """tracing._attr_effects: uses / writes of each work method, from the text of
         the user's methods (model/attr_effects.py); ts_runtime's classes and classes
         ts-lint cannot see have unknown bodies."""
-        from ts_runtime.model.attr_effects import NOT_A_METHOD, function_effects, resolve
+        from ts_runtime.model.attr_effects import NOT_A_METHOD, class_table, fill, function_effects
         from .common import WorkMethodVal
         from .values import FuncVal
         table = getattr(cls, "_ts_effects", None)
@@ -341,25 +341,11 @@ class ResourcesMixin:
                 cache[name] = result
                 return result
 
-            table = {name: resolve(name, lookup) for name in methods}
-            settable = set()
             names = {n for k in cls.mro if k.builtin is None for n, v in k.namespace.items()
                      if isinstance(v, WorkMethodVal) or isinstance(v, FuncVal) and v.kind != "property"}
-            for n in sorted(names):
-                eff = lookup(n)
-                if eff is None:
-                    settable = None
-                    break
-                if eff is not NOT_A_METHOD:
-                    settable |= eff.writes
-            table = cls._ts_effects = (table, None if settable is None else frozenset(settable))
+            table = cls._ts_effects = class_table(methods, names, lookup)
         table, settable = table
-        for name, wm in methods.items():
-            eff = table.get(name)
-            if eff is not None:
-                wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
-                wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
-                wm.context_uses = eff.context
+        fill(methods, table, held)
         return settable
 
     def _bind_owner(self, tlv: TLVVal, owner, field_name):

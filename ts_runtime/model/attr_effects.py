@@ -177,3 +177,27 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     return Effects(frozenset(uses - writes - tested), frozenset(writes), False,
                    frozenset(p for p in foreign if p[0] not in writes), frozenset(context))
 
+
+def class_table(work_names, method_names, lookup) -> tuple:
+    """({work method: Effects}, what any of `method_names` may set, None when a body is
+    unknown) of one class, given its `lookup`; both front ends build it here."""
+    table = {name: resolve(name, lookup) for name in work_names}
+    settable = set()
+    for n in sorted(method_names):
+        eff = lookup(n)
+        if eff is None:
+            return table, None
+        if eff is not NOT_A_METHOD:
+            settable |= eff.writes
+    return table, frozenset(settable)
+
+
+def fill(methods: dict, table: dict, held: dict) -> None:
+    """Copies a class table onto one resource's WorkMethodModels; `held` maps the
+    attributes that hold other resources to their rids."""
+    for name, wm in methods.items():
+        eff = table.get(name)
+        if eff is not None:
+            wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
+            wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
+            wm.context_uses = eff.context
