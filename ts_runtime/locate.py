@@ -3,7 +3,8 @@
 ts-lint knows every argument's range from libcst; at run time we only know where a call
 was made. To point findings at the same place (the `consumer_group=` keyword of a config,
 the `src_resources=` of a Task, the entry of a dependency-graph dict), this module reads
-the caller's file with `ast` once and looks the call up by position.
+the caller's file with `ast` once and looks the call up by position (and a function's
+definition by its first line, for the work-method analysis of TS237 / TS716).
 """
 from __future__ import annotations
 
@@ -33,6 +34,36 @@ def _tree(path: str):
     except OSError:
         key = 0
     return _parse(path, key)
+
+
+_DEFS: Dict[str, tuple] = {}    # path -> (tree, {first line of a def, decorators included: node})
+
+
+def function_def(fn) -> Optional[ast.AST]:
+    """The `ast` node of a function, from the one cached parse of its file
+    (`inspect.getsource` would tokenize the file again for every method)."""
+    code = fn.__code__
+    path = code.co_filename
+    tree = _tree(path)
+    if tree is None:
+        return None
+    hit = _DEFS.get(path)
+    if hit is None or hit[0] is not tree:
+        defs = {}
+        stack = list(tree.body)
+        while stack:          # statements only: a def is always one
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs[min([d.lineno for d in n.decorator_list] + [n.lineno])] = n
+            for f in ("body", "orelse", "finalbody"):
+                stack.extend(x for x in getattr(n, f, ()) if isinstance(x, ast.stmt))
+            for h in getattr(n, "handlers", ()):
+                stack.extend(h.body)
+            for c in getattr(n, "cases", ()):
+                stack.extend(c.body)
+        hit = _DEFS[path] = (tree, defs)
+    node = hit[1].get(code.co_firstlineno)
+    return node if node is not None and node.name == fn.__name__ else None
 
 
 def _rng(path: str, node) -> SourceRange:

@@ -170,40 +170,6 @@ def _user_fields(obj) -> tuple:
 _EFFECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # class -> {work method: Effects}
 
 
-_FILE_DEFS: dict = {}     # filename -> (text, {first line of a def (decorators included): ast node})
-
-
-def _function_ast(fn):
-    """The `ast` node of a function, from one parse of its file (inspect.getsource would
-    tokenize the file again for every method)."""
-    import ast
-    import linecache
-    code = fn.__code__
-    path = code.co_filename
-    text = "".join(linecache.getlines(path))
-    cached = _FILE_DEFS.get(path)
-    if cached is None or cached[0] != text:
-        defs = {}
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            tree = None
-        stack = list(tree.body) if tree is not None else []
-        while stack:          # statements only: a def is always one
-            n = stack.pop()
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defs[min([d.lineno for d in n.decorator_list] + [n.lineno])] = n
-            for f in ("body", "orelse", "finalbody"):
-                stack.extend(x for x in getattr(n, f, ()) if isinstance(x, ast.stmt))
-            for h in getattr(n, "handlers", ()):
-                stack.extend(h.body)
-            for c in getattr(n, "cases", ()):
-                stack.extend(c.body)
-        cached = _FILE_DEFS[path] = (text, defs)
-    node = cached[1].get(code.co_firstlineno)
-    return node if node is not None and node.name == fn.__name__ else None
-
-
 def _written_method(a) -> bool:
     """A method the user wrote (not one @dataclass generated from a string, which ts-lint
     does not see either)."""
@@ -223,6 +189,7 @@ def _attr_effects(cls, methods: dict, held: dict):
     of the user's methods, and returns the attributes any method of the user's classes
     may set (None when a body is unknown); methods of ts_runtime's or the reference's
     classes are unknown bodies, as they are to ts-lint."""
+    from .locate import function_def
     from .model.attr_effects import NOT_A_METHOD, class_table, fill, function_effects
     table = _EFFECTS.get(cls)
     if table is None:
@@ -242,7 +209,7 @@ def _attr_effects(cls, methods: dict, held: dict):
                 result = None
                 if _user_class(klass):
                     fn = inspect.unwrap(fn)
-                    node = _function_ast(fn) if inspect.isfunction(fn) else None
+                    node = function_def(fn) if inspect.isfunction(fn) else None
                     result = function_effects(node) if node is not None else None
                 break
             cache[name] = result
