@@ -36,7 +36,7 @@ def move_statement_after(stmt: SourceRange, anchor: SourceRange, title: str,
     return Fix(title, edits, applicability)
 
 
-def _receiver(rng: SourceRange) -> Optional[str]:
+def receiver(rng: SourceRange) -> Optional[str]:
     """`smem` of a call `smem.tma_load(...)` starting at `rng` (None if not that shape)."""
     text = source_line(rng.path, rng.line)
     head = text[rng.column:]
@@ -48,35 +48,29 @@ def insert_call(anchor: SourceRange, method: str, *, before: bool, title: str,
                 applicability: str = "unsafe") -> Optional[Fix]:
     """Inserts `<receiver>.<method>()` on its own line before/after the statement at
     `anchor` (a work call on the same resource), at the anchor's indentation."""
-    recv = _receiver(anchor)
-    text = source_line(anchor.path, anchor.line)
-    if recv is None or not text:
+    recv = receiver(anchor)
+    if recv is None:
         return None
-    indent = text[:len(text) - len(text.lstrip())]
-    line = anchor.line if before else (anchor.end_line or anchor.line) + 1
-    return Fix(title, (Edit(SourceRange(anchor.path, line, 0, line, 0), f"{indent}{recv}.{method}()\n"),),
-               applicability)
+    at = anchor if before else SourceRange(anchor.path, (anchor.end_line or anchor.line) + 1)
+    return insert_statement(at, f"{recv}.{method}()", title=title, applicability=applicability,
+                            indent_of=anchor)
 
 
 # --------------------------------------------------------------------------- source text
 # The helpers below read the analysed text (the source registry, else the file) and parse
 # it with `ast`; positions are converted to code points (ast columns are UTF-8 bytes).
 
-def insert_statement(anchor: SourceRange, code: str, *, title: str,
-                     applicability: str = "unsafe") -> Optional[Fix]:
-    """Inserts `code` on its own line just before the statement starting at `anchor`'s
-    line, at that statement's indentation."""
-    text = source_line(anchor.path, anchor.line)
+def insert_statement(anchor: SourceRange, code: str, *, title: str, applicability: str = "unsafe",
+                     indent_of: Optional[SourceRange] = None) -> Optional[Fix]:
+    """Inserts `code` on its own line just before line `anchor.line`, at the indentation
+    of the statement at `indent_of` (default: the one at the anchor)."""
+    ref = indent_of or anchor
+    text = source_line(ref.path, ref.line)
     if not text or not text.strip():
         return None
     indent = text[:len(text) - len(text.lstrip())]
     return Fix(title, (Edit(SourceRange(anchor.path, anchor.line, 0, anchor.line, 0), f"{indent}{code}\n"),),
                applicability)
-
-
-def receiver(rng: SourceRange) -> Optional[str]:
-    """The receiver (`smem`) of the call `smem.work(...)` that starts at `rng`."""
-    return _receiver(rng)
 
 
 def _lines(path: str) -> list:
@@ -422,7 +416,7 @@ def wrap_calls(first: SourceRange, last: SourceRange, open_op: str, close_op: st
     before and `<recv>.<close_op>()` after."""
     a = insert_call(first, open_op, before=True, title=title, applicability=applicability)
     b = insert_call(last, close_op, before=False, title=title, applicability=applicability)
-    if a is None or b is None or _receiver(first) != _receiver(last) or first.path != last.path:
+    if a is None or b is None or receiver(first) != receiver(last) or first.path != last.path:
         return None
     if _indent(source_line(first.path, first.line)) != _indent(source_line(last.path, last.line)):
         return None                                   # not one block: leave it to the user
