@@ -454,10 +454,10 @@ def setup_unbound_message(qualname: str):
 def _unbound_in(fn, exc: NameError):
     """TS137 when `exc` is a NameError raised by a read in `fn`'s own body (else None)."""
     from .diagnostics import TSNameError
-    from .schedule_builder import _unbound_name
+    from .schedule_builder import unbound_name_finding
     if isinstance(exc, TSNameError):
         return None
-    found = _unbound_name(fn, exc, "TS137", setup_unbound_message(".".join(fn.__qualname__.split(".")[-2:])))
+    found = unbound_name_finding(fn, exc, "TS137", setup_unbound_message(".".join(fn.__qualname__.split(".")[-2:])))
     if found is None:
         return None
     d, name = found

@@ -241,7 +241,7 @@ def schedule(fn):
         try:
             fn(**proxies)
         except NameError as exc:
-            found = None if isinstance(exc, TSNameError) else _unbound_name(fn, exc)
+            found = None if isinstance(exc, TSNameError) else unbound_name_finding(fn, exc)
             if found is None:
                 raise
             d, name = found
@@ -272,7 +272,7 @@ def _nested_codes(code) -> list:
     return out
 
 
-def _unbound_name(fn, exc: NameError, rule_code: str = "TS136", message=None):
+def unbound_name_finding(fn, exc: NameError, rule_code: str = "TS136", message=None):
     """(finding, name) for a NameError raised by the body of `fn` itself (not by code it
     calls), else None: TS136 for a schedule, or `rule_code` with `message(name, local)`."""
     import re

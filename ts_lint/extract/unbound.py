@@ -132,9 +132,7 @@ class _Binders(cst.CSTVisitor):
         if node.name is not None:
             _target_names(node.name.name, self.names)
 
-    def visit_ExceptStarHandler(self, node):
-        if node.name is not None:
-            _target_names(node.name.name, self.names)
+    visit_ExceptStarHandler = visit_ExceptHandler
 
     def visit_Del(self, node):
         _target_names(node.target, self.names)
