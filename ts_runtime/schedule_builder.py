@@ -246,6 +246,11 @@ def schedule(fn):
                 raise
             d, name = found
             raise TSNameError(f"TS136: {d.message} ({d.range})", [d], name=name) from exc
+        except AttributeError as exc:
+            d = None if isinstance(exc, TSAttributeError) else missing_getter_finding(fn, exc)
+            if d is None:
+                raise
+            raise TSAttributeError(f"TS111: {d.message} ({d.range})", [d]) from exc
         finally:
             _active.reset(token)
         model = b.finish()
@@ -333,6 +338,63 @@ def unbound_name_finding(fn, exc: NameError, rule_code: str = "TS136", message=N
     rng = SourceRange(path, line, _chars(path, line, col), end_line, _chars(path, end_line, end_col))
     text = message(name, local) if message is not None else unbound_name_message(name, fn.__name__, local)
     return make_diagnostic(rule_code, text, rng), name
+
+
+def _failing_position(tb):
+    """(path, line, end line, byte column, end byte column) of the instruction a traceback
+    entry stopped at (columns None before Python 3.11)."""
+    fcode = tb.tb_frame.f_code
+    line, col, end_line, end_col = tb.tb_lineno, None, None, None
+    positions = getattr(fcode, "co_positions", None)
+    if positions is not None and tb.tb_lasti >= 0:
+        try:
+            pos = list(positions())[tb.tb_lasti // 2]
+            if pos[0] is not None:
+                line, end_line, col, end_col = pos
+        except (IndexError, ValueError):
+            pass
+    return fcode.co_filename, line, end_line, col, end_col
+
+
+def missing_getter_finding(fn, exc: AttributeError):
+    """TS111 for `domain_loop(0, MyTask.get_rows)` where the class has no `get_rows`: the
+    AttributeError raised by the schedule body itself while evaluating a positional
+    domain_loop() bound (ts-lint reports the same at the same range). None otherwise."""
+    import ast
+
+    tb = exc.__traceback__
+    if tb is None or not isinstance(getattr(exc, "obj", None), type):
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb.tb_frame.f_code is not getattr(fn, "__code__", None):
+        return None
+    from . import locate
+    node = locate.function_def(fn)
+    if node is None:
+        return None
+    path, line, end_line, col, end_col = _failing_position(tb)
+    name = getattr(exc, "name", None)
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        f = call.func
+        if (f.id if isinstance(f, ast.Name) else getattr(f, "attr", None)) != "domain_loop":
+            continue
+        for arg in call.args:
+            if not isinstance(arg, ast.Attribute) or arg.attr != name:
+                continue
+            if (arg.lineno, arg.end_lineno) != (line, end_line or arg.end_lineno):
+                continue
+            if col is not None and (arg.col_offset, arg.end_col_offset) != (col, end_col):
+                continue
+            from .rules.registry import make_diagnostic
+            from .rules.structure import missing_getter_message
+            from .source import SourceRange, _chars
+            rng = SourceRange(path, arg.lineno, _chars(path, arg.lineno, arg.col_offset), arg.end_lineno,
+                              _chars(path, arg.end_lineno, arg.end_col_offset))
+            return make_diagnostic("TS111", missing_getter_message(exc.obj.__name__, name), rng)
+    return None
 
 
 # --------------------------------------------------------------------------- blocks

@@ -16,6 +16,7 @@ import libcst as cst
 from ts_runtime.enums import FIRST_ITER, LAST_ITER, Every
 from ts_runtime.model import builder as B
 from ts_runtime.model.values import DynamicBound, SkipIf, check_every, is_static_int
+from ts_runtime.rules.structure import missing_getter_message
 
 from .values import (
     RUNTIME, UNKNOWN, BlockCM, BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, FuncVal,
@@ -278,9 +279,7 @@ def domain_loop(it, args, kwargs, call):
         rec = missing.get(id(arg.value)) if isinstance(arg.value, cst.Attribute) else None
         if rec is not None:
             cls, name = rec
-            it.ctx.report("TS111", f"type object '{cls.name}' has no attribute '{name}': a callable "
-                          "domain_loop() bound must be the `get_domain` method of the task's Task "
-                          "subclass (e.g. MyTask.get_domain)", it.rng(arg.value))
+            it.ctx.report("TS111", missing_getter_message(cls.name, name), it.rng(arg.value))
     if any(x is UNKNOWN for x in bounds):
         it.unknown(call, "a domain_loop() bound could not be resolved statically; checks that need the "
                    "trip count are skipped")

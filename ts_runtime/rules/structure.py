@@ -455,6 +455,13 @@ def unbound_name_message(name: str, schedule: str, local: bool) -> str:
     return f"name '{name}' is not defined in schedule '{schedule}'"
 
 
+def missing_getter_message(cls: str, name: str) -> str:
+    """TS111's message for a `domain_loop` bound naming an attribute its class does not
+    have (the runtime's AttributeError and ts-lint's finding)."""
+    return (f"type object '{cls}' has no attribute '{name}': a callable domain_loop() bound must be "
+            "the `get_domain` method of the task's Task subclass (e.g. MyTask.get_domain)")
+
+
 # ---------------------------------------------------------------------------- manager checks
 from ..enums import OpaqueCondition, ScheduleStage  # noqa: E402
 from .base import Rule  # noqa: E402
@@ -750,6 +757,11 @@ _examples("TS109", [_DYN_VALID], [dynamic_program('''
     ''')])
 _examples("TS111", [_DYN_VALID], [dynamic_program('''
     with domain_loop(0, VarlenTask.get_rows, 1):  # expect: TS111
+        v = src.get_item()
+        dst.set_item(data=v)
+    '''), dynamic_program('''
+    # a getter the class does not have: the schedule's AttributeError carries the finding
+    with domain_loop(0, VarlenTask.get_domian, 1):  # expect: TS111
         v = src.get_item()
         dst.set_item(data=v)
     ''')])
