@@ -73,35 +73,14 @@ def insert_statement(anchor: SourceRange, code: str, *, title: str, applicabilit
                applicability)
 
 
-def _lines(path: str) -> list:
-    from . import source as _source
-    lines = _source._SOURCES.get(path)
-    if lines is not None:
-        return lines
-    import linecache
-    return linecache.getlines(path)
-
-
-_MODULES: dict = {}
+_INDEX: dict = {}      # path -> (tree, {(start, end): [nodes]}) of the module last indexed
 
 
 def _module(path: str):
-    """The parsed module of `path` (None when it does not parse), cached on the text."""
-    import ast
-    lines = _lines(path)
-    if not lines:
-        return None
-    text = "".join(lines)
-    hit = _MODULES.get(path)
-    if hit is not None and hit[0] == text:
-        return hit[1]
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        tree = None
-    _MODULES.clear()                       # one module at a time: the one being analysed
-    _MODULES[path] = [text, tree, None]    # text, tree, {(start, end): [nodes]} (built lazily)
-    return tree
+    """The parsed module of `path` (None when it does not parse): source.parsed's one
+    cached parse of the analysed text."""
+    from .source import parsed
+    return parsed(path)
 
 
 def _col(path: str, line: int, byte_col: int) -> int:
@@ -126,15 +105,15 @@ def _node_at(path: str, rng: SourceRange, types: tuple):
     if tree is None or rng.end_line is None or rng.end_column is None:
         return None
     want = ((rng.line, rng.column), (rng.end_line, rng.end_column))
-    hit = _MODULES.get(path)
-    index = hit[2] if hit is not None and hit[1] is tree else None
+    hit = _INDEX.get(path)
+    index = hit[1] if hit is not None and hit[0] is tree else None
     if index is None:
         index = {}
         for node in ast.walk(tree):
             if getattr(node, "end_lineno", None) is not None:
                 index.setdefault((_start(path, node), _end(path, node)), []).append(node)
-        if hit is not None and hit[1] is tree:
-            hit[2] = index
+        _INDEX.clear()                     # one module at a time: the one being analysed
+        _INDEX[path] = (tree, index)
     return next((n for n in index.get(want, ()) if isinstance(n, types)), None)
 
 

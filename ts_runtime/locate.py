@@ -9,31 +9,15 @@ definition by its first line, for the work-method analysis of TS237 / TS716).
 from __future__ import annotations
 
 import ast
-import functools
-import linecache
 from typing import Dict, Optional
 
 from .source import SourceRange
 
 
-@functools.lru_cache(maxsize=64)
-def _parse(path: str, mtime_key: int):
-    src = "".join(linecache.getlines(path))
-    if not src:
-        return None
-    try:
-        return ast.parse(src)
-    except SyntaxError:
-        return None
-
-
 def _tree(path: str):
-    import os
-    try:
-        key = int(os.stat(path).st_mtime_ns)
-    except OSError:
-        key = 0
-    return _parse(path, key)
+    """The file's `ast`, from source.parsed (the parse fixes.py uses too)."""
+    from .source import parsed
+    return parsed(path)
 
 
 _DEFS: Dict[str, tuple] = {}    # path -> (tree, {first line of a def, decorators included: node})

@@ -108,3 +108,46 @@ def source_line(path: str, line: int) -> str:
         return lines[line - 1] if 0 < line <= len(lines) else ""
     import linecache
     return linecache.getline(path, line)
+
+
+def source_lines(path: str) -> list:
+    """The analysed lines of `path`: the registered buffer, else the file (linecache)."""
+    lines = _SOURCES.get(path)
+    if lines is not None:
+        return lines
+    import linecache
+    return linecache.getlines(path)
+
+
+_PARSED: dict = {}      # path -> (lines, file mtime or None, ast.Module or None)
+
+
+def parsed(path: str):
+    """The `ast` of `path`'s analysed text (None when it does not parse): one parse per
+    text, shared by the run-time argument ranges (locate.py) and the fix anchors
+    (fixes.py). A file on disk is re-read when its mtime changes."""
+    mtime = None
+    if path not in _SOURCES:
+        import linecache
+        try:
+            mtime = os.stat(path).st_mtime_ns
+        except OSError:
+            pass
+        hit = _PARSED.get(path)
+        if hit is not None and hit[1] != mtime:
+            linecache.checkcache(path)
+    lines = source_lines(path)
+    if not lines:
+        return None
+    hit = _PARSED.get(path)
+    if hit is not None and hit[0] is lines and hit[1] == mtime:
+        return hit[2]
+    import ast
+    try:
+        tree = ast.parse("".join(lines))
+    except (SyntaxError, ValueError):
+        tree = None
+    if len(_PARSED) >= 64:
+        _PARSED.clear()
+    _PARSED[path] = (lines, mtime, tree)
+    return tree
