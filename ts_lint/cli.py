@@ -136,8 +136,11 @@ def check_source(source: str, path: str, settings: Settings = Settings(), *, api
         raw = [_normalize(d, path) for d in raw]
         selected = [d for d in raw if settings.enabled(d.code)]
         sup = parse_suppressions(source)
-        kept = apply_suppressions(selected, sup, path, enabled=settings.enabled,
+        own = [d for d in selected if d.range.path == path]
+        foreign = [d for d in selected if d.range.path != path]
+        kept = apply_suppressions(own, sup, path, enabled=settings.enabled,
                                   produced=settings.produced)
+        kept.extend(_foreign_kept(foreign, sup))
     except Exception as exc:
         if _debug():
             traceback.print_exc()
@@ -145,6 +148,40 @@ def check_source(source: str, path: str, settings: Settings = Settings(), *, api
         kept.append(internal_error(path, f"internal error while filtering findings: {_exc_text(exc)}"))
     result.diagnostics = sorted(kept, key=_sort_key)
     return result
+
+
+def _foreign_kept(diags: List[Diagnostic], sup) -> List[Diagnostic]:
+    """Findings located in another file (code of an imported user module that this file's
+    kernel runs): this file's `noqa` lines do not apply to them, its file-wide directives
+    do, and so do the `noqa` comments of the file they are in."""
+    out: List[Diagnostic] = []
+    others: dict = {}
+    for d in diags:
+        if sup.file_all or d.code in sup.file_codes:
+            continue
+        p = d.range.path
+        if p not in others:
+            try:
+                others[p] = parse_suppressions(read_source(Path(p)))
+            except (OSError, SyntaxError, UnicodeDecodeError, LookupError, ValueError):
+                others[p] = None
+        if others[p] is not None and others[p].suppresses(d):
+            continue
+        out.append(d)
+    return out
+
+
+def dedupe(diags: List[Diagnostic]) -> List[Diagnostic]:
+    """One copy of each finding of a run: a file that imports another reports the findings
+    of the imported code its kernel runs, which linting that file may report too."""
+    seen, out = set(), []
+    for d in diags:
+        r = d.range
+        key = (d.code, r.path, r.line, r.column, r.end_line, r.end_column, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
 
 
 def _sort_key(d: Diagnostic):
@@ -410,7 +447,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     if use_stdin and args.show_schedule:
         sched_stream.write("".join(schedule_texts(results[0])))
 
-    diags = [d for r in results for d in r.diagnostics]
+    diags = dedupe([d for r in results for d in r.diagnostics])
     if args.statistics:
         text = output.format_statistics(diags, "json" if args.format == "json" else "text")
     else:

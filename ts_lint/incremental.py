@@ -9,7 +9,8 @@ copied into every component. Each component is analysed on its own, exactly as t
 module would be (module body, entry points, `__main__` block, remaining TS functions),
 and its findings are cached by the text of its statements. When a later text has a
 component with the same statements, its findings are reused, moved to the statements'
-new lines.
+new lines, unless a module of the user's that the component imported (read from disk,
+ts_lint.extract.imports) has changed since.
 
 The union of the components' findings equals the findings of a whole-module analysis;
 where that is not guaranteed the whole module is analysed instead:
@@ -259,6 +260,7 @@ class _Result:
     tasks_built: bool
     lookups: list
     methods: frozenset = frozenset()   # names of the methods the root finder considered
+    deps: tuple = ()                   # ((user module file, hash of its text), ...) it read
 
 
 def _run_component(src, path: str, seg_idx: Sequence[int], run_checker: bool) -> _Result:
@@ -284,9 +286,20 @@ def _run_component(src, path: str, seg_idx: Sequence[int], run_checker: bool) ->
     run_roots(it, "rest")
     from .extract.roots import _candidates
     methods = frozenset(f.name for _label, f, owner in _candidates(it) if owner is not None)
+    loader = getattr(ctx, "loader", None)
+    deps = tuple(sorted(loader.deps.items())) if loader is not None else ()
     return _Result(list(ctx.diagnostics), list(ctx.unknowns), list(ctx.kernels),
                    list(ctx.kernel_roots), ctx.import_errors, module_steps, module_budget,
-                   bool(ctx.tasks_built), list(src.dict_lookups), methods)
+                   bool(ctx.tasks_built), list(src.dict_lookups), methods, deps)
+
+
+def _deps_unchanged(res: _Result) -> bool:
+    """Whether every user module a cached result read (ts_lint.extract.imports) still has
+    the same text on disk."""
+    if not res.deps:
+        return True
+    from .extract.imports import fingerprint
+    return all(fingerprint(path) == h for path, h in res.deps)
 
 
 # ---------------------------------------------------------------- moving findings
@@ -435,6 +448,8 @@ def _run_components(src, path, explain_unknown, run_checker, cache, imports, com
         new_firsts = [segs[i].first for i in idx]
         reused = None
         for old_spans, res in cache.get(key) or ():
+            if not _deps_unchanged(res):
+                continue                 # an imported module of the user's changed
             mover = _Mover(path, old_spans, new_firsts)
             ok = True
             for line, name, found in res.lookups:

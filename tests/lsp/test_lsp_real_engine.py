@@ -107,3 +107,17 @@ async def test_release_before_dma_fix_is_offered_as_preferred_quick_fix(tmp_path
         edits = list(edit.document_changes[0].edits) if edit.document_changes else list(edit.changes[path.as_uri()])
         assert len(edits) == 2                       # delete the early release, insert it after the MMA
         assert any(e.new_text.strip().startswith("smem_ab.release()") for e in edits)
+
+
+async def test_findings_in_an_imported_module_stay_out_of_the_document(tmp_path):
+    # main.py builds the kernel of a module of its own project; the defect ts-lint finds is
+    # in that module's schedule (its path and lines), so it is not drawn on main.py's lines
+    shutil.copy(ROOT / "examples" / "bad" / "02_missing_release.py", tmp_path / "kernels.py")
+    main = tmp_path / "main.py"
+    main.write_text("from kernels import build\n\nmanager = build()\n")
+    foreign = [d for d in cli_diagnostics(main) if d.range.path != str(main)]
+    assert foreign and all(d.range.path == str(tmp_path / "kernels.py") for d in foreign)
+    async with session(root=tmp_path, real=True, init={"debounceMs": 0}) as client:
+        open_doc(client, main.as_uri(), main.read_text())
+        pub = await wait_for(lambda: published_for(client, main.as_uri()), timeout=120)
+        assert not [d for d in pub[-1].diagnostics if d.code in {f.code for f in foreign}]

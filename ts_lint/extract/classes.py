@@ -75,7 +75,7 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
     qual = it._qualname_in(scope, name)
     cls = ClassVal(name, qual, module=it.module_name, bases=bases, node=node)
     cls.mro = c3_mro(cls, bases)
-    body_scope = Scope("class", scope, it.module_scope)
+    body_scope = Scope("class", scope, scope.module or it.module_scope)
     body_scope.vars["__ts_class__"] = cls
     body_scope.vars["__ts_qualprefix__"] = qual + "."
     it.exec_block(node.body, body_scope)
@@ -251,6 +251,6 @@ def finish_work_methods(it, cls: ClassVal):
             cls.decorate_error = True
         if v.unknown:
             cls.unknown_work = True
-        rng = SourceRange(it.ctx.path, v.line)
+        rng = SourceRange(it.ctx.pos.path_of(getattr(v.func, "node", None)), v.line)
         cls.work[name] = WorkMethodModel(name, v.stage, (), list(v.params), rng, cls.full_qualname)
         cls.work[name]._ts_raw_returns = v.returns

@@ -105,8 +105,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             if s.kind == "class" and not first:
                 s = s.parent
                 continue
-            if name in s.globals_:
-                return self.module_scope.vars.get(name, self.builtins.get(name, UNKNOWN))
+            if name in s.globals_:      # the module the code is defined in (imports.py)
+                return (s.module or self.module_scope).vars.get(name, self.builtins.get(name, UNKNOWN))
             if name in s.vars:
                 return s.vars[name]
             s, first = s.parent, False
@@ -114,7 +114,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
 
     def assign_name(self, name: str, value, scope: Scope):
         if name in scope.globals_:
-            self.module_scope.vars[name] = value
+            (scope.module or self.module_scope).vars[name] = value
             return
         if name in scope.nonlocals:
             s = scope.parent
@@ -240,7 +240,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         if ctx.depth >= ctx.MAX_DEPTH:
             self.unknown(node, f"call depth limit reached at `{func.name}`; not analyzed", "budget")
             return UNKNOWN
-        scope = Scope("function", func.closure, self.module_scope)
+        scope = Scope("function", func.closure, func.closure.module or self.module_scope)
         scope.func = func
         bound = self.bind_params(func, args, kwargs, node)
         scope.vars.update(bound)

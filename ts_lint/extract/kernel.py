@@ -364,7 +364,8 @@ class KernelMixin:
         if not isinstance(expr, cst.Name):
             return []
         import ast
-        src = self.ctx.src
+        from .imports import source_of
+        src = source_of(self.ctx, call)    # the file of the call (imports.py)
         index = src.ast_dict_assignments() if src is not None else None
         if not index:
             return []

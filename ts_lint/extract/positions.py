@@ -151,6 +151,10 @@ class Positions:
         (l1, c1), (l2, c2) = self._line_col(span[2], span[0]), self._line_col(span[2], span[1])
         return SourceRange(self.path, l1, c1, l2, c2)
 
+    def path_of(self, node) -> str:
+        """The file of a node (ts_lint.extract.imports.MultiPositions: one of several)."""
+        return self.path
+
     def line(self, node) -> int:
         span = self._offsets.get(id(node))
         return self._line_col(span[2], span[0])[0] if span is not None else 1

@@ -28,7 +28,8 @@ def _candidates(it) -> list:
                 and not isinstance(v.node, type(None)) and hasattr(v.node, "body") \
                 and v.node.__class__.__name__ == "FunctionDef":
             out.append((name, v, None))
-        elif isinstance(v, ClassVal) and v.builtin is None and v.node is not None:
+        elif isinstance(v, ClassVal) and v.builtin is None and v.node is not None \
+                and v.module == it.module_name:     # not a class imported from a user module
             if any(k.builtin in ("MemoryResource", "Task") for k in v.mro):
                 continue          # resource / task methods run when the runtime would call them
             for mname, m in v.namespace.items():
@@ -43,6 +44,8 @@ def _is_ts(it, v) -> bool:
     from .values import QualRef, ScheduleFuncVal
     if isinstance(v, ScheduleFuncVal):
         return True
+    if isinstance(v, FuncVal) and v.module != it.module_name:
+        return True       # imported from a user module (imports.py): may build the kernel
     if isinstance(v, ClassVal):
         return (v.builtin is not None and v.builtin not in ("object", "external")) or any(
             k.builtin in ("MemoryResource", "Task") for k in v.mro)

@@ -189,8 +189,16 @@ class StatementsMixin:
         return ""
 
     def _x_import(self, node: cst.Import, scope):
+        from .imports import import_module
         for alias in node.names:
             full = self._dotted(alias.name)
+            mods = import_module(self, full, node)    # a module of the user's project
+            if mods is not None:
+                if alias.asname is not None:
+                    self.bind_target(alias.asname.name, mods[-1], scope)
+                else:
+                    self.assign_name(full.split(".")[0], mods[0], scope)
+                continue
             if alias.asname is not None:
                 self.bind_target(alias.asname.name, self.resolve_qual(full), scope)
             else:
@@ -200,6 +208,17 @@ class StatementsMixin:
     def _x_importfrom(self, node: cst.ImportFrom, scope):
         mod = self._dotted(node.module) if node.module is not None else ""
         mod = "." * len(node.relative) + mod
+        from .imports import from_import, import_module, star_names
+        mods = import_module(self, mod, node)          # a module of the user's project
+        if mods is not None:
+            if isinstance(node.names, cst.ImportStar):
+                for name in star_names(mods[-1]):
+                    self.assign_name(name, mods[-1].attrs.get(name, UNKNOWN), scope)
+                return
+            for alias in node.names:
+                target = alias.asname.name if alias.asname is not None else alias.name
+                self.bind_target(target, from_import(self, mods, self._dotted(alias.name), node), scope)
+            return
         if isinstance(node.names, cst.ImportStar):
             for name in self.ts.star_names(mod):
                 self.assign_name(name, self.resolve_qual(f"{mod}.{name}"), scope)

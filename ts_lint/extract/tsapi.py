@@ -475,7 +475,7 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             return WorkMethodVal(f, side, unknown=True)
         node = f.node
         line = it.ctx.pos.line(f.first_decorator if f.first_decorator is not None else node)
-        rng = SourceRange(self.ctx.path, line)
+        rng = SourceRange(it.ctx.pos.path_of(node), line)
         raw = []
         for p, kind in param_list(node.params):
             ann = p.annotation.annotation if p.annotation is not None else None

@@ -998,12 +998,17 @@ def check_function(it, func, code: str, message) -> list:
         fn = src.full(func.node) if src is not None else func.node
         if not isinstance(fn, cst.FunctionDef):
             return []
+        from .imports import source_of
+        src = source_of(ctx, func.node)    # the file that defines it (imports.py)
         module = src.module if src is not None else it.module_node
-        cache = getattr(ctx, "_ts136_module", None)
+        caches = getattr(ctx, "_ts136_module", None)
+        if caches is None:
+            caches = ctx._ts136_module = {}
+        cache = caches.get(id(src))
         if cache is None:
             source = getattr(src, "source", None) or ctx.pos.source or ""
             cache = (module_names_of(src, module, source), ":=" in source)
-            ctx._ts136_module = cache
+            caches[id(src)] = cache
         enclosing = _enclosing(src, func)
         closure = func.closure
         found = analyze(func.name, fn, enclosing, cache[0], lambda n: it.lookup(n, closure), cache[1])

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Dict, List, Optional
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from ..convert import Context, LineIndex, to_diagnostic
+from ..convert import Context, LineIndex, same_file, to_diagnostic
 from ..debounce import KeyedDebouncer
 from ..engine import EngineUnavailable
 
@@ -179,10 +179,13 @@ class DiagnosticsFeature:
         ctx = Context(uri=uri, path=snap.path, index=LineIndex(snap.source, self.server.codec()),
                       rule_url=settings.rule_url, related_support=self.server.related_support,
                       other_index=self.server.index_for_path)
-        items = [to_diagnostic(d, ctx) for d in result.diagnostics]
+        # a finding located in an imported module of the user's (code of that module the
+        # document's kernel runs) belongs to that file's ranges, not to this document's
+        own = [d for d in result.diagnostics if same_file(d.range.path, snap.path)]
+        items = [to_diagnostic(d, ctx) for d in own]
         for item in items:
             item.data["version"] = snap.version      # fixes are edits of this version
-        report = Report(uri, snap.version, generation, result.diagnostics, items,
+        report = Report(uri, snap.version, generation, own, items,
                         saves=self._saves.get(uri, 0), kernels=result.kernels)
         self.reports[uri] = report
         return report

@@ -311,9 +311,13 @@ _UNRESOLVED = [
      "Make the defining module importable for ts-lint (same project / path)."),
     ("TS956", "unresolved-import", "import",
      "An import ts-lint cannot resolve.",
-     "The names the import binds are unknown; whatever uses them is skipped.",
-     "`from my_kernels.resources import SmemAbResource` outside the analysed paths",
-     "Add the package's source directory to the linted paths."),
+     "The names the import binds are unknown; whatever uses them is skipped. ts-lint reads "
+     "the modules of your own project (relative imports, and absolute imports found next to "
+     "the file, in its parent packages or under the nearest pyproject.toml's folder); this "
+     "note is for other modules, modules it cannot parse, and names they do not define.",
+     "`from my_kernels.resources import SmemAbResource` with `my_kernels` installed elsewhere",
+     "Keep the module in the importing file's package or project, and fix any syntax error "
+     "the note mentions."),
     ("TS957", "no-task-manager", "manager",
      "Tasks are built but no `TaskManager(...)` call was found for them.",
      "Manager-phase rules (roles, graph, brackets, pipelines, capacities, simulation, "
