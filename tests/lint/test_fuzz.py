@@ -61,3 +61,14 @@ def test_hypothesmith_programs_never_crash():
         _assert_clean(src)
 
     run()
+
+
+def test_continuation_onto_a_blank_line_is_analysed():
+    # found by hypothesmith: Python accepts a backslash that joins a blank line (or the end
+    # of the file), libcst's tokenizer does not; ts-lint drops that whitespace-only
+    # backslash (not inside a string literal) and analyses the file
+    assert lint_source("pass\\\n\n\\\r\n", "fuzz.py") == []
+    src = 'x = """a\\\n\n"""\nimport os\\\n\n'
+    assert [d.code for d in lint_source(src, "fuzz.py")] == []
+    from ts_lint.api import _without_dangling_continuations
+    assert _without_dangling_continuations(src) == 'x = """a\\\n\n"""\nimport os\n\n'
