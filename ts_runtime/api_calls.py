@@ -62,4 +62,8 @@ class CheckedCall(type):
 
     def __call__(cls, *args, **kwargs):
         check_call(cls.__init__, f"{cls.__name__}(...)", (None,) + args, kwargs)
-        return super().__call__(*args, **kwargs)
+        obj = super().__call__(*args, **kwargs)
+        constructed = getattr(cls, "_ts_constructed", None)
+        if constructed is not None:
+            constructed(obj)
+        return obj

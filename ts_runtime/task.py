@@ -26,6 +26,12 @@ def _qualname(cls) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def task_super_init_message(cls_name: str) -> str:
+    """TS139's text (the same from ts-lint)."""
+    return (f"{cls_name}.__init__ does not call super().__init__(...): the Task fields (name, "
+            f"src_resources, dst_resources, schedule, ...) are never set")
+
+
 class Task(metaclass=CheckedCall):
     """A warp-specialized task: warps `[warp_idx, warp_idx + num_warps)` run `schedule`."""
 
@@ -85,6 +91,14 @@ class Task(metaclass=CheckedCall):
         if errors:
             raise ScheduleValidationError(errors, header=f"Task '{name}' is invalid")
         self._post_lowering()
+
+    @staticmethod
+    def _ts_constructed(obj):
+        """TS139 after a construction (CheckedCall): a subclass's own `__init__` that never
+        ran `Task.__init__` leaves the task without its fields."""
+        if "_ts_range" not in obj.__dict__:
+            from .diagnostics import raise_finding
+            raise_finding("TS139", AttributeError, task_super_init_message(type(obj).__name__), caller_range())
 
     def _post_lowering(self):
         low = self.model.lowered

@@ -302,6 +302,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 self.ctx.report("TS238", super_init_message(inst.cls.name), self.rng(call_node))
                 inst.failed = True       # the runtime raises there: the object never exists
                 return None
+            if k.builtin is None and isinstance(v, FuncVal) and call_node is not None \
+                    and isinstance(inst, TaskObj) and self._skips_super_init(v):
+                from ts_runtime.task import task_super_init_message   # TS139, as the runtime
+                self.ctx.report("TS139", task_super_init_message(inst.cls.name), self.rng(call_node))
+                inst.ok, inst.reason = False, "its __init__ never calls Task.__init__"
+                return None
             return self.call(v, [inst] + list(args), kwargs, call_node)
         if kind == "dataclass":
             from .classes import dataclass_init

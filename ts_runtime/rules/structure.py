@@ -944,3 +944,45 @@ _examples("TS137", [_setup_program()], [
     _setup_program("        elems = tile * 2\n        self.size = elems * 4\n",
                    "        self.size = elems * 4\n        elems = tile * 2\n", mark=True),
 ])
+
+
+# TS139: a Task subclass whose own __init__ never runs Task.__init__
+def _own_task_init(super_call: bool) -> str:
+    src = dynamic_program('''
+    with domain_loop(0, VarlenTask.get_domain, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')
+    init = "    def __init__(self, rows, **kwargs):\n"
+    if super_call:
+        init += "        super().__init__(**kwargs)\n"
+    init += "        self.rows = rows\n\n"
+    src = src.replace("class VarlenTask(Task):\n", "class VarlenTask(Task):\n" + init, 1)
+    mark = "" if super_call else "  # expect: TS139"
+    head = '    task = VarlenTask(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0,'
+    assert head in src
+    return src.replace(head, head.replace("(name=", "(rows=4, name=") + mark, 1)
+
+
+rule("TS139", "task-init-without-super-init", """
+    A Task subclass whose own `__init__` never calls `super().__init__(...)`.
+
+    ## What it does
+    A `Task` subclass that writes its own `__init__` (to keep per-task data such as the
+    row lengths its `get_domain` reads) must still initialise the Task through
+    `super().__init__(**kwargs)` (or `Task.__init__(self, ...)`). Reported at the
+    construction: by the runtime after the `__init__` returns, by ts-lint when the method
+    contains no base `__init__` call.
+    ## Why is this bad?
+    The task has no schedule, warps or resources: `'...Task' object has no attribute
+    'src_resources'` when the TaskManager is built.
+    ## Example
+    ```python
+    class VarlenTask(Task):
+        def __init__(self, rows, **kwargs):
+            self.rows = rows              # super().__init__(**kwargs) missing
+    ```
+    ## Use instead
+    Call `super().__init__(**kwargs)` first.
+    """, phase="task", exc="AttributeError")
+_examples("TS139", [_own_task_init(True)], [_own_task_init(False)])
