@@ -1,28 +1,11 @@
 """TS111 at run time for a `domain_loop` bound naming an attribute its class lacks: the
 schedule's own AttributeError carries the finding, at the attribute's range, with the
 message ts-lint gives; other AttributeErrors pass through unchanged."""
-import importlib.util
-import sys
-import uuid
-
 import pytest
+from program_module import run_build as run
 
 from ts_runtime.diagnostics import TSAttributeError
 from ts_runtime.rules._programs import dynamic_program
-
-
-def run(tmp_path, src):
-    path = tmp_path / "program.py"
-    path.write_text(src)
-    name = f"_ts111_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        return module.build()
-    finally:
-        sys.modules.pop(name, None)
 
 
 def test_missing_getter_is_ts111_at_the_attribute(tmp_path):

@@ -1,27 +1,10 @@
 """TS136 at run time: a NameError raised by the @schedule body itself carries the finding
 (same message as ts-lint), at the user's line and column; the original error is chained."""
-import importlib.util
-import sys
-import uuid
-
 import pytest
+from program_module import run_build as run
 
 from ts_runtime.diagnostics import TSNameError
 from ts_runtime.rules._programs import copy_program, custom_program
-
-
-def run(tmp_path, src):
-    path = tmp_path / "program.py"
-    path.write_text(src)
-    name = f"_ts136_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        return module.build()
-    finally:
-        sys.modules.pop(name, None)
 
 
 def where(src, marker, name):
