@@ -362,3 +362,19 @@ def test_body_of_another_context_manager_is_silent():
         dst.set_item(data=v)
     ''', extra="\nimport contextlib\n")
     assert ts136(src) == []
+
+
+def test_match_case_captures_bind_the_schedules_names():
+    # a name bound only by a `case` pattern is possibly bound after the match (silent);
+    # a name bound nowhere is still reported
+    src = copy_program('''
+    match (4, 8):
+        case (lo, hi):
+            pass
+    with domain_loop(lo, hi, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')
+    assert ts136(src) == []
+    bad = src.replace("with domain_loop(lo, hi, 1):", "with domain_loop(lo, top, 1):  # here")
+    assert ts136(bad) == [(*where(bad, "# here", "top"), NOT_DEFINED.format("top"))]

@@ -62,112 +62,35 @@ def _alias_name(alias) -> Optional[str]:
     return node.value if isinstance(node, cst.Name) else None
 
 
-class _Binders(cst.CSTVisitor):
-    """Names a scope binds (not descending into nested function / class / lambda bodies;
-    comprehension targets are the comprehension's own, walrus targets the scope's)."""
+class _Binders:
+    """Names a scope binds (not in nested function / class / lambda bodies; comprehension
+    targets are the comprehension's own, walrus targets the scope's): filled by
+    `_collect` (statements) and `_PatternNames` (match patterns)."""
+    __slots__ = ("names", "globals", "nonlocals")
 
     def __init__(self):
         self.names: Set[str] = set()
         self.globals: Set[str] = set()
         self.nonlocals: Set[str] = set()
-        self._comp = 0
 
-    def visit_FunctionDef(self, node):
-        self.names.add(node.name.value)
-        for d in node.decorators:
-            d.visit(self)
-        for p in _params(node.params):
-            if p.default is not None:
-                p.default.visit(self)
-        return False
 
-    def visit_ClassDef(self, node):
-        self.names.add(node.name.value)
-        for d in node.decorators:
-            d.visit(self)
-        for a in (*node.bases, *node.keywords):
-            a.visit(self)
-        return False
+class _PatternNames(cst.CSTVisitor):
+    """Capture names of a `case` pattern (`case Point(x=px)`, `case [a, *rest]`)."""
 
-    def visit_Lambda(self, node):
-        for p in _params(node.params):
-            if p.default is not None:
-                p.default.visit(self)
-        return False
-
-    def _comp_visit(self, node):
-        self._comp += 1
-
-    def _comp_leave(self, node):
-        self._comp -= 1
-
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comp_visit
-    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _comp_leave
-
-    def visit_Assign(self, node):
-        for t in node.targets:
-            _target_names(t.target, self.names)
-
-    def visit_AugAssign(self, node):
-        _target_names(node.target, self.names)
-
-    def visit_AnnAssign(self, node):
-        _target_names(node.target, self.names)
-
-    def visit_For(self, node):
-        _target_names(node.target, self.names)
-
-    def visit_CompFor(self, node):
-        if not self._comp:
-            _target_names(node.target, self.names)
-
-    def visit_WithItem(self, node):
-        if node.asname is not None:
-            _target_names(node.asname.name, self.names)
-
-    def visit_NamedExpr(self, node):
-        _target_names(node.target, self.names)
-
-    def visit_ExceptHandler(self, node):
-        if node.name is not None:
-            _target_names(node.name.name, self.names)
-
-    visit_ExceptStarHandler = visit_ExceptHandler
-
-    def visit_Del(self, node):
-        _target_names(node.target, self.names)
-
-    def visit_Import(self, node):
-        for a in node.names:
-            n = _alias_name(a)
-            if n:
-                self.names.add(n)
-
-    def visit_ImportFrom(self, node):
-        if isinstance(node.names, cst.ImportStar):
-            return
-        for a in node.names:
-            n = _alias_name(a)
-            if n:
-                self.names.add(n)
+    def __init__(self, out: Set[str]):
+        self.out = out
 
     def visit_MatchAs(self, node):
         if node.name is not None:
-            self.names.add(node.name.value)
+            self.out.add(node.name.value)
 
     def visit_MatchStar(self, node):
         if node.name is not None:
-            self.names.add(node.name.value)
+            self.out.add(node.name.value)
 
     def visit_MatchMapping(self, node):
         if node.rest is not None:
-            self.names.add(node.rest.value)
-
-    def visit_Global(self, node):
-        self.globals.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node):
-        self.nonlocals.update(n.name.value for n in node.names)
+            self.out.add(node.rest.value)
 
 
 def _params(params: cst.Parameters) -> list:
@@ -209,10 +132,10 @@ def _stmt_list(b) -> list:
     return [b] if b is not None else []
 
 
-def _collect(stmts, acc: "_Binders") -> None:
-    """What `_Binders` finds in statements, by a direct walk of the statement structure
-    (libcst's visitor is too slow for whole kernel / host functions); walrus targets are
-    added separately (`_Walrus`), only when the text has one."""
+def _collect(stmts, acc: _Binders) -> None:
+    """The names statements bind, by a direct walk of the statement structure (libcst's
+    visitor is too slow for whole kernel / host functions); walrus targets are added
+    separately (`_Walrus`), only when the text has one."""
     for st in stmts:
         t = type(st)
         if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:
@@ -263,11 +186,18 @@ def _collect(stmts, acc: "_Binders") -> None:
             for extra in (st.orelse, st.finalbody):
                 if extra is not None:
                     _collect(_stmt_list(extra.body), acc)
-        elif isinstance(st, cst.BaseCompoundStatement):      # match and anything newer
-            st.visit(acc)
+        elif isinstance(st, getattr(cst, "Match", ())):
+            for c in st.cases:
+                c.pattern.visit(_PatternNames(acc.names))
+                _collect(_stmt_list(c.body), acc)
+        elif isinstance(st, cst.BaseCompoundStatement):      # anything newer: its blocks
+            for part in (st, getattr(st, "orelse", None), getattr(st, "finalbody", None)):
+                body = getattr(part, "body", None)
+                if body is not None:
+                    _collect(_stmt_list(body), acc)
 
 
-def _bindings(stmts, walrus: bool) -> "_Binders":
+def _bindings(stmts, walrus: bool) -> _Binders:
     acc = _Binders()
     _collect(stmts, acc)
     if walrus:
@@ -626,9 +556,9 @@ class _Flow:
         return None
 
     def _case(self, c):
-        v = _Binders()
-        c.pattern.visit(v)
-        for n in v.names:
+        names: Set[str] = set()
+        c.pattern.visit(_PatternNames(names))
+        for n in names:
             if n in self.locals:
                 self.state[n] = D
         if c.guard is not None:
@@ -640,9 +570,7 @@ class _Flow:
         def run():
             fn()
             if binds:
-                v = _Binders()
-                node.visit(v)
-                for n in v.names:
+                for n in _bindings([node], True).names:
                     if n in self.locals:
                         self.state[n] = D
         self.uncertain(run)
