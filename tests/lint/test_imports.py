@@ -201,12 +201,31 @@ def test_imported_user_code_is_never_executed(tmp_path):
 
 
 def test_names_not_found_keep_the_old_notes(tmp_path):
-    main = "from .nothere import f\nfrom .resources import nope\nf()\nnope()\n"
+    main = IMPORTS + "from .nothere import f\nfrom .resources import nope\nf()\nnope()\n"
     package(tmp_path, {"pkg/main.py": main})
     diags = lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)
     notes = [d for d in diags if d.code == "TS956"]
-    assert any(d.range.line == 3 and "does not read" in d.message for d in notes)
-    assert any(d.range.line == 2 and "`nope` is not defined" in d.message for d in notes)
+    assert any(d.range.line == line_of(main, "f()") and "does not read" in d.message for d in notes)
+    assert any(d.range.line == line_of(main, "import nope") and "`nope` is not defined" in d.message
+               for d in notes)
+
+
+def test_only_ts_code_follows_imports(tmp_path):
+    # a plain-Python file is analysed alone (a large package is not interpreted module by
+    # module for each of its files); an imported module's own imports are read only when
+    # that module is TS code
+    package(tmp_path, {"pkg/broken.py": "def (:\n",
+                       "pkg/plain.py": "from . import broken\nLIMIT = 4\n",
+                       "pkg/tool.py": "from . import broken\n",
+                       "pkg/main.py": IMPORTS + "from .plain import LIMIT\n"})
+    tool = lint_file(tmp_path / "pkg" / "tool.py", explain_unknown=True)
+    assert not [d for d in tool if "syntax error" in d.message]
+    main = lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)
+    assert not [d for d in main if "syntax error" in d.message]
+    # the same broken module imported directly by TS code is read, and says why it failed
+    write(tmp_path, {"pkg/main.py": IMPORTS + "from . import broken\n"})
+    main = lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)
+    assert [d.code for d in main if "syntax error" in d.message] == ["TS956"]
 
 
 def test_incremental_cache_sees_an_edit_of_the_imported_module(tmp_path):
@@ -259,3 +278,17 @@ def test_cli_reports_each_finding_once_and_reads_the_imported_files_noqa(tmp_pat
     a_lines[line - 1] += "  # noqa: TS206"
     res = cli.check_source("\n".join(a_lines) + "\n", "pkg/a.py", cli.Settings())
     assert "TS206" in {d.code for d in res.diagnostics}
+
+
+def test_a_plain_module_imported_by_an_imported_module_is_not_read(tmp_path):
+    # main (TS) -> plain.py (read: a direct import) -> consts.py (plain Python, one more
+    # level down: not read), so STAGES is unknown and the checks that need it are skipped
+    main = IMPORTS + "from .resources import InGmem, Smem, OutGmem\nfrom .plain import STAGES\n" + \
+        SCHEDULES + build()
+    package(tmp_path, {"pkg/consts.py": "N = 2\n", "pkg/plain.py": "from .consts import N\nSTAGES = N\n",
+                       "pkg/main.py": main})
+    codes = {d.code for d in lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)}
+    assert "TS950" in codes and "TS811" not in codes
+    write(tmp_path, {"pkg/plain.py": "STAGES = 2\n"})
+    codes = {d.code for d in lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)}
+    assert "TS950" not in codes and "TS811" in codes

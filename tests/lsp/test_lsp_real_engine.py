@@ -114,7 +114,8 @@ async def test_findings_in_an_imported_module_stay_out_of_the_document(tmp_path)
     # in that module's schedule (its path and lines), so it is not drawn on main.py's lines
     shutil.copy(ROOT / "examples" / "bad" / "02_missing_release.py", tmp_path / "kernels.py")
     main = tmp_path / "main.py"
-    main.write_text("from kernels import build\n\nmanager = build()\n")
+    main.write_text("from kernels import build\nfrom ts_runtime.task_manager import TaskManager\n\n"
+                    "manager: TaskManager = build()\n")
     foreign = [d for d in cli_diagnostics(main) if d.range.path != str(main)]
     assert foreign and all(d.range.path == str(tmp_path / "kernels.py") for d in foreign)
     async with session(root=tmp_path, real=True, init={"debounceMs": 0}) as client:

@@ -333,6 +333,9 @@ class Loader:
         self.files: Dict[int, str] = {}          # id(SourceFile) -> its absolute path
         self.namespaces: Dict[str, ModuleVal] = {}
         self.depth = 0
+        # only TS code follows imports (a package of plain Python is not interpreted
+        # module by module for each of its files: see `uses_ts`)
+        self.enabled = self.main_abs is not None and uses_ts(getattr(ctx.pos, "source", "") or "")
 
     def importer(self, node) -> Optional[str]:
         """Absolute path of the file that holds the import statement `node`."""
@@ -381,6 +384,11 @@ class Loader:
         except Exception as exc:
             return self.fail(it, node, file_abs, f"it cannot be read ({type(exc).__name__})")
         self.deps[file_abs] = hash(text)
+        if self.depth > 0 and not uses_ts(text):
+            # what an imported module imports is read only when it is TS code itself:
+            # the linted file's direct imports (constants, helpers) are read, but not the
+            # whole import graph of the plain-Python libraries they use
+            return UNKNOWN
         src = _parse(file_abs, display, text)
         if isinstance(src, str):
             return self.fail(it, node, file_abs, src)
@@ -475,11 +483,17 @@ def _is_main_guard(stmt, src) -> bool:
     return "__name__" in text and "__main__" in text
 
 
+def uses_ts(text: str) -> bool:
+    """Whether a module's text names a TS package (the cheap test that keeps import
+    following to TS code: linting a large plain-Python package stays linear)."""
+    return "ts_runtime" in text or "task_scheduling" in text
+
+
 def loader(ctx) -> Optional[Loader]:
     ld = getattr(ctx, "loader", None)
     if ld is None:
         ld = ctx.loader = Loader(ctx)
-    return ld if ld.main_abs is not None else None
+    return ld if ld.enabled else None
 
 
 # ------------------------------------------------------------------ the import statements
