@@ -14,8 +14,8 @@ from .diagnostics import raise_finding
 from .enums import PipelineGroupMode, ScheduleStage, SignalingThreads
 from .model.builder import RESERVED_WORK_NAMES
 from .model.kernel import (
-    AllocationModel, AllocatorModel, GraphEdge, KernelModel, ManagerOptions, PipelineModel,
-    ResourceKind, ResourceModel, TaskModel, WorkMethodModel,
+    LEGACY_FACTORIES, AllocationModel, AllocatorModel, GraphEdge, KernelModel, ManagerOptions,
+    PipelineModel, ResourceKind, ResourceModel, TaskModel, WorkMethodModel,
 )
 from .model.values import RUNTIME, UNKNOWN, is_static_int
 from .source import SourceRange, UNKNOWN_RANGE
@@ -167,6 +167,24 @@ def _user_fields(obj) -> tuple:
     return frozenset(unset), frozenset(internal)
 
 
+def _legacy_factories(cls) -> list:
+    """[(name, def line)] of the legacy variable factories the user's classes define (TS234)."""
+    from .locate import function_def
+    out, seen = [], set()
+    for k in cls.__mro__:
+        if not _user_class(k):
+            continue
+        for name in LEGACY_FACTORIES:
+            fn = vars(k).get(name)
+            if name in seen or not inspect.isfunction(fn):
+                continue
+            seen.add(name)
+            node = function_def(fn)
+            out.append((name, SourceRange(fn.__code__.co_filename,
+                                          node.lineno if node is not None else fn.__code__.co_firstlineno)))
+    return out
+
+
 _EFFECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # class -> {work method: Effects}
 
 
@@ -260,6 +278,7 @@ def resource_model(obj) -> ResourceModel:
     if kind is not ResourceKind.GROUP:
         r.tlv_names = _tlv_names(obj)
         r.unset_fields, r.internal_fields = _user_fields(obj)
+        r.legacy_factories = _legacy_factories(type(obj))
         if methods:
             r.settable_fields = _attr_effects(type(obj), methods, _held_resources(obj))
     cfg = getattr(obj, "pipeline_config", None)

@@ -12,7 +12,7 @@ from ts_runtime.source import SourceRange
 
 from .common import _Abort, _static, _type_name
 from .values import (
-    AllocationVal, ClassVal, ConfigVal, FieldVal, ResourceObj, TileSchedCfgVal, TLVVal, UNKNOWN,
+    AllocationVal, ClassVal, ConfigVal, FieldVal, FuncVal, ResourceObj, TileSchedCfgVal, TLVVal, UNKNOWN,
 )
 
 
@@ -148,6 +148,7 @@ class ResourcesMixin:
             r.tlv_names = self._tlv_names(obj, fields)
             r.unset_fields = self._unset_fields(obj, fields)
             r.internal_fields = frozenset(f.name for f in fields if not f.init) & r.unset_fields
+            r.legacy_factories = self._legacy_factories(cls)
             if methods:
                 held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
                 r.settable_fields = self._attr_effects(cls, methods, held)
@@ -275,6 +276,22 @@ class ResourcesMixin:
                 self._bind_owner(v, obj, k)
                 names.add(k)
         return names
+
+    def _legacy_factories(self, cls) -> list:
+        """[(name, def line)] of the legacy variable factories the user's classes define (TS234)."""
+        from ts_runtime.model.kernel import LEGACY_FACTORIES
+        out, seen = [], set()
+        for k in cls.mro:
+            if k.builtin is not None:
+                continue
+            for name in LEGACY_FACTORIES:
+                fn = k.namespace.get(name)
+                if name in seen or not isinstance(fn, FuncVal):
+                    continue
+                seen.add(name)
+                pos = self.ctx.pos
+                out.append((name, SourceRange(pos.path_of(fn.node), pos.line(fn.node.name))))
+        return out
 
     @staticmethod
     def _unset_fields(obj: ResourceObj, fields) -> frozenset:

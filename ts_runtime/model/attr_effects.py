@@ -51,6 +51,7 @@ class Effects:
     writes_any: bool = False
     foreign: frozenset = frozenset()
     context: frozenset = frozenset()
+    touched: frozenset = frozenset()     # every self.<name> read, set, tested or called (TS233)
 
 
 NOT_A_METHOD = object()     # lookup result: the name is not a method (a data attribute)
@@ -149,7 +150,7 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     """`name`'s effects with its `self.m(...)` calls followed. `lookup(m)` gives the
     MethodEffects of method `m`, NOT_A_METHOD when `m` is a data attribute (a call of it
     reads it), or None when `m` is a method whose body is unknown."""
-    uses, writes, tested, foreign, context = set(), set(), set(), set(), set()
+    uses, writes, tested, foreign, context, touched = set(), set(), set(), set(), set(), set()
     writes_any = False
     seen = set()
     stack = [name]
@@ -161,10 +162,12 @@ def resolve(name: str, lookup: Lookup) -> Effects:
         eff = lookup(m)
         if eff is NOT_A_METHOD:
             uses.add(m)
+            touched.add(m)
             continue
         if eff is None:
             writes_any = True
             continue
+        touched |= eff.uses | eff.writes | eff.tested | eff.calls
         uses |= eff.uses
         writes |= eff.writes
         tested |= eff.tested
@@ -173,9 +176,11 @@ def resolve(name: str, lookup: Lookup) -> Effects:
         stack.extend(eff.calls)
     if writes_any:
         # an unknown callee may set (or check) anything: claim no use
-        return Effects(frozenset(), frozenset(writes), True, context=frozenset(context))
+        return Effects(frozenset(), frozenset(writes), True, context=frozenset(context),
+                       touched=frozenset(touched))
     return Effects(frozenset(uses - writes - tested), frozenset(writes), False,
-                   frozenset(p for p in foreign if p[0] not in writes), frozenset(context))
+                   frozenset(p for p in foreign if p[0] not in writes), frozenset(context),
+                   frozenset(touched))
 
 
 def class_table(work_names, method_names, lookup) -> tuple:
@@ -201,3 +206,4 @@ def fill(methods: dict, table: dict, held: dict) -> None:
             wm.uses, wm.writes, wm.writes_any = eff.uses, eff.writes, eff.writes_any
             wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
             wm.context_uses = eff.context
+            wm.touched = eff.touched

@@ -107,6 +107,7 @@ class WorkMethodModel:
     writes_any: bool = False                      # calls a method whose body is unknown
     foreign_uses: frozenset = frozenset()         # (rid, attr): self.<held resource>.<attr> reads
     context_uses: frozenset = frozenset()         # stage_info.context.<name> reads (unconditional)
+    touched: frozenset = frozenset()              # every self.<name> it reads, sets, tests or calls
 
     @property
     def routed(self):
@@ -125,6 +126,14 @@ class AllocationModel:
     alignment: Any = 128
     offset: Any = 0
     range: SourceRange = UNKNOWN_RANGE
+
+
+# TS234: the legacy per-resource variable factories, forbidden with captured schedules
+LEGACY_FACTORIES = ("create_consumer_variables", "create_producer_variables")
+# TS233: what a work method may not touch on `self` while a captured schedule runs (plus
+# the resource's task-local variable fields)
+VARIABLE_ACCESSORS = ("consumer_vars", "producer_vars", "set_consumer_var", "get_consumer_var",
+                      "get_producer_var")
 
 
 @dataclass
@@ -154,6 +163,8 @@ class ResourceModel:
     unset_fields: frozenset = frozenset()
     settable_fields: Optional[frozenset] = None   # what any user method may set (None: unknown)
     internal_fields: frozenset = frozenset()      # the user's `field(init=False)` fields
+    # legacy variable factories the user's classes define: [(method name, its def line)] (TS234)
+    legacy_factories: list = field(default_factory=list)
     range: SourceRange = UNKNOWN_RANGE
 
     @property

@@ -10,6 +10,7 @@ method's source). The rule only reads the model.
 """
 from __future__ import annotations
 
+from ..model.kernel import VARIABLE_ACCESSORS
 from ..model.lowered import LOOP
 from .base import Rule
 from .registry import register
@@ -145,6 +146,91 @@ class SmemBaseWithoutSmemBlock(Rule):
                     yield self.diag(f"Task '{task.name}': {e.label}() on '{res.label}' reads "
                                     f"stage_info.context.smem_base, which is None: {why}", e.range)
                     break
+
+
+@register
+class CapturedVariableAccessInWork(Rule):
+    """A work hook that touches consumer / producer variables or a `TaskLocalVariable` field directly.
+
+    ## What it does
+    While a captured schedule runs, work methods may not read or write
+    `self.consumer_vars`, `self.producer_vars`, a task-local variable field (`self.item`)
+    or call `set_consumer_var` / `get_consumer_var` / `get_producer_var`. Each work call
+    of a schedule whose method does (in its body or in the `self.helper()` methods it
+    calls) is reported, once per method and task.
+    ## Why is this bad?
+    Values flow only through tokens and `returns=`; direct access bypasses the routing
+    and reads stale or unrelated slots. The reference reports it only while compiling the
+    kernel (`accessed ... during captured schedule execution`).
+    ## Example
+    ```python
+    @consumer_work(returns=item)
+    def load(self, stage_info):
+        self.item = 3
+    ```
+    ## Use instead
+    Return the value (`return 3`) and receive inputs as parameters.
+    """
+    code = "TS233"
+    name = "captured-variable-access-in-work"
+    order = 198
+    reference_exception = "RuntimeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        for task in kernel.tasks:
+            low = getattr(task, "lowered", None)
+            seen = set()
+            for e in (low.entries if low is not None else ()):
+                res = kernel.resources.get(e.resource) if e.label is not None else None
+                wm = res.work_methods.get(e.label) if res is not None else None
+                if wm is None or (e.resource, e.label) in seen:
+                    continue
+                bad = sorted(wm.touched & (set(VARIABLE_ACCESSORS) | set(res.tlv_names)))
+                if bad:
+                    seen.add((e.resource, e.label))
+                    what = ", ".join(f"`self.{a}`" for a in bad)
+                    yield self.diag(f"Task '{task.name}': {e.label}() on '{res.label}' accesses {what} while "
+                                    "the captured schedule runs: work methods receive values as parameters "
+                                    "and hand them on through returns=", e.range)
+
+
+@register
+class LegacyVariableFactoryOverride(Rule):
+    """`create_consumer_variables` / `create_producer_variables` overridden on a resource used by a captured schedule.
+
+    ## What it does
+    The legacy variable factories are forbidden in captured-schedule mode (every
+    `@schedule` is one). Reported at the override, for each resource class the kernel
+    uses.
+    ## Why is this bad?
+    Captured schedules allocate task-local variables from the routing table; the legacy
+    factory would allocate a second, unrelated set. The reference reports it only while
+    compiling the kernel (`... is forbidden in captured-schedule mode`).
+    ## Example
+    ```python
+    def create_consumer_variables(self): ...
+    ```
+    ## Use instead
+    Declare `TaskLocalVariable` fields and `returns=`.
+    """
+    code = "TS234"
+    name = "legacy-variable-factory-override"
+    order = 199
+    reference_exception = "TypeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        seen = set()
+        for rid in sorted(kernel.resources, key=lambda r: kernel.resources[r].range.line):
+            res = kernel.resources[rid]
+            for name, rng in res.legacy_factories:
+                if (name, rng) in seen:
+                    continue
+                seen.add((name, rng))
+                yield self.diag(f"{res.class_name}.{name}() overrides a legacy variable factory, which is "
+                                "forbidden with captured schedules: declare TaskLocalVariable fields and "
+                                "returns= instead", rng)
 
 
 def _no_smem_block(kernel):
@@ -382,3 +468,37 @@ SuperInitMissing = rule("TS238", "resource-init-without-super-init", """
              .replace('    src, smem, out = Gmem(name="src"), Staged(name="smem", pipeline_config=cfg), Gmem(name="out")',
                       '    src, smem, out = Gmem(name="src"), Owned(table=1, name="smem", pipeline_config=cfg), '
                       'Gmem(name="out")  # expect: TS238', 1)])
+
+
+# TS233 / TS234: the copy program with a work method that touches the variables itself, or
+# a resource class that overrides a legacy variable factory
+def _variables_program(get_item_body: str = "", dst_extra: str = "", mark: str = "") -> str:
+    from ._programs import copy_program
+    src = copy_program('''
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        dst.set_item(data=v)
+    ''')
+    if get_item_body:
+        src = src.replace("        return stage_info.loop_offset\n", get_item_body, 1)
+    if dst_extra:
+        src = src.replace("class Dst(MemoryResource):\n", "class Dst(MemoryResource):\n" + dst_extra, 1)
+    if mark:
+        src = src.replace("        v = src.get_item()\n", "        v = src.get_item()  # expect: TS233\n", 1)
+    return src
+
+
+CapturedVariableAccessInWork.VALID = [_variables_program()]
+CapturedVariableAccessInWork.INVALID = [
+    # a task-local variable field written by the work method that returns it
+    _variables_program("        self.item = stage_info.loop_offset\n        return stage_info.loop_offset\n",
+                       mark="TS233"),
+    # the consumer variables, read through a helper method
+    _variables_program("        return self._slot()\n\n    def _slot(self):\n"
+                       "        return self.consumer_vars['item']\n", mark="TS233"),
+]
+LegacyVariableFactoryOverride.VALID = [_variables_program()]
+LegacyVariableFactoryOverride.INVALID = [
+    _variables_program(dst_extra="    def create_consumer_variables(self):  # expect: TS234\n"
+                                 "        return {}\n\n"),
+]

@@ -1573,43 +1573,6 @@ rule("TS232", "invalid-work-attrs", """
     @consumer_work(work_attrs=WorkAttr.AUXILIARY)
     ```
     """, phase="decorate", exc="TypeError")
-rule("TS233", "captured-variable-access-in-work", """
-    A work hook that touches consumer / producer variables or a `TaskLocalVariable` field directly.
-
-    ## What it does
-    While a captured schedule runs, work methods may not read or write
-    `self.consumer_vars`, `self.producer_vars`, a task-local variable field (`self.item`)
-    or call `set_consumer_var` / `get_consumer_var` / `get_producer_var`.
-    ## Why is this bad?
-    Values flow only through tokens and `returns=`; direct access bypasses the routing
-    and reads stale or unrelated slots.
-    ## Example
-    ```python
-    @consumer_work(returns=item)
-    def load(self, stage_info):
-        self.item = 3
-    ```
-    ## Use instead
-    Return the value (`return 3`) and receive inputs as parameters.
-    """, phase="codegen", exc="RuntimeError",
-     open_reason="reported while the kernel is traced (codegen); ts_runtime.codegen does not exist yet and "
-                 "host-side validation cannot observe a work body")
-rule("TS234", "legacy-variable-factory-override", """
-    `create_consumer_variables` / `create_producer_variables` overridden on a resource used by a captured schedule.
-
-    ## What it does
-    The legacy variable factories are forbidden in captured-schedule mode.
-    ## Why is this bad?
-    Captured schedules allocate task-local variables from the routing table; the legacy
-    factory would allocate a second, unrelated set.
-    ## Example
-    ```python
-    def create_consumer_variables(self): ...
-    ```
-    ## Use instead
-    Declare `TaskLocalVariable` fields and `returns=`.
-    """, phase="codegen", exc="TypeError",
-     open_reason="reported while the kernel is traced (codegen); ts_runtime.codegen does not exist yet")
 rule("TS235", "invalid-run-only-on-cta-id", """
     `run_only_on_cta_id` that is not a non-negative int.
 
