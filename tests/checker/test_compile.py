@@ -10,7 +10,7 @@ from test_races import two_pairs
 from test_variants import opaque_kernel, skip_kernel
 from ts_runtime.checker import check_kernel
 from ts_runtime.checker.expand import variants
-from ts_runtime.checker.program import CompileContext, compile_program
+from ts_runtime.checker.compile import CompileContext, compile_program
 
 
 def _fields(op):
@@ -65,3 +65,81 @@ def test_findings_carry_the_held_entries():
     held = f.state[run.program.layout.held_idx]
     assert isinstance(held, tuple) and held       # the entries, not the search's interned id
     assert "held={" in r.report
+
+
+# ------------------------------------------------------------------ long loops
+# Unguarded loops of `_REPEAT_MIN` or more iterations are compiled until the pipeline
+# cursors repeat, and the cycle's Ops are copied for the rest (CompileContext._repeat).
+# Compiling every iteration step by step must give the same Ops, and the same check.
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ts_runtime.checker import compile as _program  # noqa: E402
+from ts_runtime.enums import PipelineType  # noqa: E402
+
+_TYPES = [PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync, PipelineType.TmaUmma]
+
+
+@st.composite
+def long_loop_kernels(draw):
+    kb = KernelBuilder()
+    pipes = [kb.pipe(f"p{i}", stages=draw(st.integers(1, 4)), ptype=draw(st.sampled_from(_TYPES)),
+                     smem=draw(st.sampled_from([None, [(0, 128)], [(64, 128)]])))
+             for i in range(draw(st.integers(1, 3)))]
+    n = draw(st.integers(_program._REPEAT_MIN, 20))
+    n_tasks = draw(st.integers(2, 3))
+    roles = {}
+    for p in pipes:
+        prod = draw(st.integers(0, n_tasks - 1))
+        cons = draw(st.integers(0, n_tasks - 1).filter(lambda c: c != prod))
+        roles.setdefault(prod, []).append((p, "P"))
+        roles.setdefault(cons, []).append((p, "C"))
+    for ti in range(n_tasks):
+        mine = roles.get(ti, [])
+        src = [p for p, r in mine if r == "C"]
+        dst = [p for p, r in mine if r == "P"]
+        flat = []
+        for p, r in mine:
+            seq = ["acquire", "producer_work", "commit"] if r == "P" else ["wait", "consumer_work", "release"]
+            if draw(st.integers(0, 5)) == 0:
+                seq.insert(1, seq[1])          # a second work call on one stage
+            flat.extend((p, o) for o in seq)
+        guard = draw(st.sampled_from([None, None, "first", "last"])) if flat else None
+        with kb.task(f"T{ti}", src=src, dst=dst) as t:
+            with t.loop(draw(st.sampled_from([n, n + 1]))):
+                for j, (res, o) in enumerate(flat):
+                    if guard and j == 0:
+                        with (t.first() if guard == "first" else t.last()):
+                            t.op(res, o)
+                    else:
+                        t.op(res, o)
+    if draw(st.integers(0, 3)) == 0:
+        # a task with only unpipelined work: every iteration's Ops are the first one's
+        u = kb.plain("u")
+        with kb.task("U", dst=[u]) as t:
+            with t.loop(n):
+                t.op(u, "producer_work")
+    return kb.build()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(long_loop_kernels())
+def test_long_loops_compile_like_step_by_step(k):
+    # the search itself is compared on kernels of up to three tasks (a fourth long loop
+    # multiplies the interleavings); the Ops on all of them
+    search = len(k.tasks) <= 3
+    fast = [[_fields(op) for op in t] for t in compile_program(k, variants(k)[0], 1).ops]
+    fast_check = check_kernel(k) if search else None
+    saved = _program._REPEAT_MIN
+    _program._REPEAT_MIN = 10 ** 9
+    try:
+        slow = [[_fields(op) for op in t] for t in compile_program(k, variants(k)[0], 1).ops]
+        slow_check = check_kernel(k) if search else None
+    finally:
+        _program._REPEAT_MIN = saved
+    assert fast == slow
+    if not search:
+        return
+    assert fast_check.states_explored == slow_check.states_explored
+    assert [(d.code, d.message, d.range) for d in fast_check.diagnostics] == \
+        [(d.code, d.message, d.range) for d in slow_check.diagnostics]

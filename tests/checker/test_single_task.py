@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from kbuild import KernelBuilder
 from ts_runtime.checker.expand import variants
 from ts_runtime.checker.explore import explore
-from ts_runtime.checker.program import CompileContext, compile_program
+from ts_runtime.checker.compile import CompileContext, compile_program
 from ts_runtime.enums import PipelineType
 
 TYPES = [PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync, PipelineType.TmaUmma]

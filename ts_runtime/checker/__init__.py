@@ -8,7 +8,8 @@ interleaving is in `Diagnostic.trace`.
 
     expand.py    flat step lists (loop expansion, skipped tiles, persistent tiles, variants)
     credits.py   the credit model shared with the schedule-table simulation
-    program.py   compiling one run into per-task op arrays
+    program.py   the per-task op arrays of one run (Op, Program), alias table, cursors
+    compile.py   compiling one run (CompileContext, compile_program)
     state.py     canonical state tuples and held-access transitions
     reduce.py    partial-order reduction and task symmetry
     explore.py   the BFS
@@ -27,7 +28,7 @@ from ..diagnostics import Diagnostic, Related, Severity, TraceStep
 from .credits import FULL, Unknown
 from .expand import is_persistent_kernel, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore
-from .program import CompileContext, compile_program
+from .compile import CompileContext, compile_program
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
 

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..enums import PipelineGroupMode, ScheduleStage
+from ..model.kernel import ResourceKind
 from ..model.values import UNKNOWN, is_static_int
 
 __all__ = [
     "FULL", "EMPTY", "Pool", "Move", "StepCredit", "CreditModel", "Unknown",
-    "tracked", "strides", "lane_info", "ROLE",
+    "tracked", "strides", "lane_info", "ROLE", "DENSE_LANE",
 ]
 
 FULL, EMPTY = "full", "empty"
@@ -43,6 +44,9 @@ ROLE = {Acq: (0, EMPTY, -1, True), Cmt: (1, FULL, +1, False),
         Wai: (2, FULL, -1, True), Rel: (3, EMPTY, +1, False)}
 PRODUCER_OPS = (Acq, Cmt)
 _ROLE_BY_ID = {id(k): v for k, v in ROLE.items()}   # enum members are singletons; hashing them is slow
+_PRODUCER_IDS = frozenset(id(k) for k in PRODUCER_OPS)
+_GROUP, _WORK_QUEUE = ResourceKind.GROUP, ResourceKind.WORK_QUEUE
+_Fork, _Merge, _FusedMerge = PipelineGroupMode.Fork, PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge
 
 
 class Unknown(Exception):
@@ -80,11 +84,12 @@ class StepCredit(NamedTuple):
 
 
 NO_CREDIT = StepCredit()
+DENSE_LANE = (False, 0, 1)   # `lane_info` of a role with stride 1
 
 
 def tracked(res) -> bool:
     """Pipelined, not a WorkQueue, not a group: owns credit pools (groups: see FusedMerge)."""
-    return res is not None and res.pipeline is not None and not res.is_work_queue and not res.is_group
+    return res is not None and res.pipeline is not None and res.kind is not _WORK_QUEUE and res.kind is not _GROUP
 
 
 def strides(res) -> tuple:
@@ -151,25 +156,39 @@ class CreditModel:
         self.strides: Dict[int, tuple] = {}      # rid -> interleave strides
         res = kernel.resources
         tasks = kernel.tasks
-        # --- which resources are domain interleaved
+        # --- which resources are domain interleaved. Only roles with a stride above 1
+        # are recorded: every reader of `_lanes` defaults to (dense, lane 0, stride 1),
+        # which is what `lane_info` gives for them.
         self._lanes: Dict[tuple, tuple] = {}     # (task idx, rid, role) -> lane info
+        self._tracked: Dict[int, bool] = {}      # rid -> tracked(resource)
+        tracked_of = self._tracked
         for ti, t in enumerate(tasks):
-            for rid in set(t.src) | set(t.dst):
-                r = res.get(rid)
-                if not tracked(r):
+            src, dst = t.src, t.dst
+            for rid in set(src) | set(dst):
+                trk = tracked_of.get(rid)
+                if trk is None:
+                    trk = tracked_of[rid] = tracked(res.get(rid))
+                if not trk:
                     continue
-                roles = ([0, 1] if rid in t.dst else []) + ([2, 3] if rid in t.src else [])
+                r = res[rid]
                 st = self.strides.get(rid)
                 if st is None:
                     st = self.strides[rid] = strides(r)
+                if st[0] <= 1 and st[1] <= 1 and st[2] <= 1 and st[3] <= 1:
+                    continue
+                roles = ([0, 1] if rid in dst else []) + ([2, 3] if rid in src else [])
                 for role in roles:
                     info = lane_info(t, r, role, st)
-                    self._lanes[(ti, rid, role)] = info
+                    if info[2] > 1:
+                        self._lanes[(ti, rid, role)] = info
                     if info[0]:
                         self.interleaved[rid] = True
         # --- pools
         for rid, r in res.items():
-            if tracked(r):
+            trk = tracked_of.get(rid)
+            if trk is None:
+                trk = tracked_of[rid] = tracked(r)
+            if trk:
                 S = _num_stages(r)
                 if S == 0 and self.interleaved.get(rid):
                     raise Unknown(f"'{r.label}' has 0 stages and interleaved lanes")
@@ -180,7 +199,7 @@ class CreditModel:
                 else:
                     self._pool(rid, 0, FULL, 0)
                     self._pool(rid, 0, EMPTY, S)
-            elif r.is_group and r.group_mode is PipelineGroupMode.FusedMerge:
+            elif r.kind is _GROUP and r.group_mode is _FusedMerge:
                 self._pool(rid, 0, FULL, 0)
         # --- participants
         self._performers: Dict[tuple, set] = {}
@@ -214,11 +233,11 @@ class CreditModel:
         return self._pool_index.get((cid, phys, kind))
 
     def _counter(self, pool: int, stage) -> int:
-        key = (pool, stage)
+        key = (pool, id(stage))
         idx = self._counter_index.get(key)
         if idx is None:
             idx = len(self.counters)
-            self.counters.append(key)
+            self.counters.append((pool, stage))
             self._counter_index[key] = idx
         return idx
 
@@ -227,31 +246,38 @@ class CreditModel:
 
     def _participants(self, rid: int, stage) -> int:
         """N for events of `stage` on resource `rid` (domain-lane tasks count as one)."""
-        key = (rid, stage)
+        key = (rid, id(stage))
         n = self._part_cache.get(key)
         if n is None:
             n = self._part_cache[key] = self._count_participants(rid, stage)
         return n
 
     def _count_participants(self, rid: int, stage) -> int:
-        tasks = self.kernel.tasks
-        role = ROLE[stage][0]
+        role = _ROLE_BY_ID[id(stage)][0]
         if self.mode == "table":
             who = self._performers.get((rid, stage), set())
-        elif stage in PRODUCER_OPS:
-            who = {i for i, t in enumerate(tasks) if rid in t.dst}
+        elif id(stage) in _PRODUCER_IDS:
+            who = [i for i, t in enumerate(self.kernel.tasks) if rid in t.dst]
         else:
-            who = {i for i, t in enumerate(tasks) if rid in t.src}
-        dense = sum(1 for i in who if not self._lanes.get((i, rid, role), (False,))[0])
-        lanes = any(self._lanes.get((i, rid, role), (False,))[0] for i in who)
-        return max(1, dense + (1 if lanes else 0))
+            who = [i for i, t in enumerate(self.kernel.tasks) if rid in t.src]
+        lanes = self._lanes
+        if not lanes:
+            return max(1, len(who))
+        dense = 0
+        domain = 0
+        for i in who:
+            if lanes.get((i, rid, role), DENSE_LANE)[0]:
+                domain = 1
+            else:
+                dense += 1
+        return max(1, dense + domain)
 
     def _phys(self, ti: int, rid: int, stage, occ: int) -> int:
         if not self.interleaved.get(rid):
             return 0
         S = self.kernel.resources[rid].pipeline.num_stages
-        role = ROLE[stage][0]
-        domain, lane, k = self._lanes.get((ti, rid, role), (False, 0, 1))
+        role = _ROLE_BY_ID[id(stage)][0]
+        domain, lane, k = self._lanes.get((ti, rid, role), DENSE_LANE)
         if domain:
             return (lane + occ * k) % S
         return occ % S
@@ -267,7 +293,7 @@ class CreditModel:
             r = self.kernel.resources.get(rid)
             if r is None:
                 v = False
-            elif r.is_group:
+            elif r.kind is _GROUP:
                 v = any(self.interleaved.get(m) for m in r.members)
             else:
                 v = bool(self.interleaved.get(rid))
@@ -291,19 +317,31 @@ class CreditModel:
             eff = self._eff_cache[ck] = self._effect_of(ti, rid, stage, o)
         return eff
 
+    def fixed_effect(self, ti: int, rid: int, stage) -> StepCredit:
+        """`_effect` of a step whose occurrence number does not pick the pool (not
+        `_occ_matters(rid)`), without the occurrence bookkeeping."""
+        sid = id(stage)
+        if sid not in _ROLE_BY_ID:
+            return NO_CREDIT
+        ck = (ti, rid, sid, -1)
+        eff = self._eff_cache.get(ck)
+        if eff is None:
+            eff = self._eff_cache[ck] = self._effect_of(ti, rid, stage, 0)
+        return eff
+
     def _effect_of(self, ti: int, rid: int, stage, o: int) -> StepCredit:
         res = self.kernel.resources
         r = res.get(rid)
-        if r is None or r.is_work_queue:
+        if r is None or r.kind is _WORK_QUEUE:
             return NO_CREDIT
-        _, kind, delta, blocking = ROLE[stage]
-        if r.is_group:
+        _, kind, delta, blocking = _ROLE_BY_ID[id(stage)]
+        if r.kind is _GROUP:
             mode = r.group_mode
-            if mode is PipelineGroupMode.Fork and stage is Cmt:
+            if mode is _Fork and stage is Cmt:
                 targets = r.members
-            elif mode in (PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge) and stage is Rel:
+            elif (mode is _Merge or mode is _FusedMerge) and stage is Rel:
                 targets = r.members
-            elif mode is PipelineGroupMode.FusedMerge and stage is Wai:
+            elif mode is _FusedMerge and stage is Wai:
                 p = self.pool(r.rid, 0, FULL)
                 n = 1 if self.mode == "checker" else max(1, len(self._performers.get((r.rid, stage), ())))
                 return StepCredit(p, (self._move(p, stage, -1, n),))
@@ -321,7 +359,10 @@ class CreditModel:
                     n = self._participants(m, stage)
                 moves.append(self._move(p, stage, delta, n))
             return StepCredit(-1, tuple(moves)) if moves else NO_CREDIT
-        if not tracked(r):
+        trk = self._tracked.get(rid)
+        if trk is None:
+            trk = self._tracked[rid] = tracked(r)
+        if not trk:
             if self.mode == "table" and r.pipeline is None and not r.is_group and not r.is_barrier:
                 # the reference's table run also counts pipeline ops on unpipelined
                 # resources (no stages: nothing to acquire, commits never consumed)
@@ -332,7 +373,7 @@ class CreditModel:
                 return StepCredit(p if blocking else -1, (mv,))
             return NO_CREDIT
         grp = res.get(r.group) if r.group is not None else None
-        if grp is not None and grp.group_mode is PipelineGroupMode.FusedMerge and stage is Cmt:
+        if grp is not None and grp.group_mode is _FusedMerge and stage is Cmt:
             p = self.pool(grp.rid, 0, FULL)
             return StepCredit(-1, (self._move(p, stage, +1, max(1, len(grp.members))),))
         p = self.pool(r.rid, self._phys(ti, r.rid, stage, o), kind)

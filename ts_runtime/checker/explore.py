@@ -27,13 +27,18 @@ from __future__ import annotations
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import attrgetter
 from typing import Dict, List, Optional, Tuple
 
-from .program import PDL_LAUNCH, Program
+from .program import Program
 from .reduce import make_canonicalizer, por_tables, symmetry_classes
 from .state import PROD_HELD, UNCOVERED, WRITES, apply_held, side_of
 
 __all__ = ["Finding", "RunResult", "explore"]
+
+_bidx, _step, _pend, _launch = (attrgetter("bidx"), attrgetter("step"), attrgetter("pend"),
+                                attrgetter("launch"))
 
 DEADLOCK, RACE, PDL = "deadlock", "race", "pdl"
 
@@ -104,28 +109,36 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
 
     canon = make_canonicalizer(classes, T, held_idx, held_tab.__getitem__, intern) if classes else None
     tasks = range(T)
+    live = [i for i in tasks if ops[i]]    # a task without steps is always finished
+    singles = [(i,) for i in tasks]        # ample sets of one task
 
     # Per task and position (one extra position past the end): the state index of the
     # pool the step blocks on (-1: never blocks; -2: the task has finished), the step's
-    # effect on the state (Op.effect) and its pending aliased access (Op.pend).
+    # effect on the state (Op.step) and its pending aliased access (Op.pend).
     block_at, eff_at, pend_at, launch_at = [], [], [], []
     tables = prog.task_tables
     for tops in ops:
         key = ("explore", id(tops))
         tt = tables.get(key)
         if tt is None:
-            tt = tables[key] = ([op.bidx for op in tops] + [-2], [op.effect for op in tops],
-                                [op.pend for op in tops], [op.pdl == PDL_LAUNCH for op in tops])
+            tt = tables[key] = ([*map(_bidx, tops), -2], list(map(_step, tops)), list(map(_pend, tops)),
+                                list(map(_launch, tops)))
         block_at.append(tt[0])
         eff_at.append(tt[1])
         pend_at.append(tt[2])
         launch_at.append(tt[3])
+    amp = suf = None
     if por is not None:
-        inv, dm, suf = por.invisible, por.dmask, por.suffix_dmask
+        amp, suf = por.ample, por.suffix_dmask
     race_memo: Dict[tuple, tuple] = {}
 
+    # The search's states end with two constant slots after the held id, s[-2] == 0 and
+    # s[-1] == 1, so that block_at's sentinels index them: a task is enabled iff
+    # s[block_at[i][s[i]]] > 0 (-1, never blocks: reads 1; -2, finished: reads 0).
+    # `decoded` drops them.
     init = prog.initial_state()
-    init = init[:held_idx] + (intern(init[held_idx]),)
+    init = init[:held_idx] + (intern(init[held_idx]), 0, 1)
+    # state -> None (the initial state) or (parent, task index, permutation or None)
     visited: Dict[tuple, Optional[tuple]] = {init: None}
     seen_cursors = {init[:T]} if cursor_keyed else None
     queue = deque([init])
@@ -134,21 +147,20 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     explored = 0
 
     def decoded(s: tuple) -> tuple:
-        """The state with its held tuple in place of the interned id."""
+        """The state with its held tuple in place of the interned id (and without the
+        two constant slots)."""
         return s[:held_idx] + (held_tab[s[held_idx]],)
 
     def path_to(s: tuple):
         """Shortest path to `s` as (real task, position) plus the frame map of `s`."""
         edges = []
-        cur = s
-        while True:
-            info = visited[cur]
-            if info is None:
-                break
-            parent, i, perm = info
-            edges.append((parent, i, perm))
-            cur = parent
+        info = visited[s]
+        while info is not None:
+            edges.append(info)
+            info = visited[info[0]]
         edges.reverse()
+        if canon is None:
+            return [(i, parent[i]) for parent, i, _ in edges], list(range(T))
         frame = list(range(T))           # frame[index in current state] = real task
         out = []
         for parent, i, perm in edges:
@@ -198,95 +210,131 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
         return tuple(out)
 
     stop = False
+    popleft, push = queue.popleft, queue.append
+    fused = amp is not None and not has_alias and not check_pdl
     while queue and not stop:
-        s = queue.popleft()
+        s = popleft()
         explored += 1
         if deadline is not None and (explored & 255) == 0 and time.perf_counter() > deadline:
             result.timed_out = True
             break
+        choice = None
         enabled = []
-        blocked = []
-        for i in tasks:
-            b = block_at[i][s[i]]
-            if b == -1 or (b >= 0 and s[b] > 0):
-                enabled.append(i)
-            elif b >= 0:
-                blocked.append(i)
-        if not enabled:
-            if not blocked:
-                result.complete_states += 1
-                if result.complete_path is None:
-                    result.complete_path, _ = path_to(s)
-                    result.complete_state = decoded(s)
-                    result.complete_no = explored
-            else:
-                key = (DEADLOCK, tuple((i, ops[i][s[i]].eidx) for i in blocked))
-                # canonical key by real identity happens at reporting (by source entries)
-                record(DEADLOCK, key, s, tuple(blocked), {})
-                if early_exit:
-                    break
-            continue
-        if has_alias:
-            hid = s[held_idx]
-            pending = []
-            for i in enabled:
-                p = pend_at[i][s[i]]
-                if p is not None:
-                    pending.append((i, p))
-            if hid or len(pending) > 1:
-                rk = (hid, tuple(pending))
-                found = race_memo.get(rk)
-                if found is None:
-                    found = race_memo[rk] = races(held_tab[hid], pending)
-                for key, wt, ot, detail in found:
-                    if key not in seen_keys:
-                        record(RACE, key, s, (wt, ot), detail)
+        if fused:
+            # no race or PDL check to make: the scan stops at the first enabled task
+            # whose step is an ample set by itself (the one the loop below would pick)
+            sufs = None
+            for i in live:
+                c = s[i]
+                if s[block_at[i][c]] > 0:
+                    m = amp[i][c]
+                    if m == 0:
+                        choice = singles[i]     # invisible, decrements no pool
+                        break
+                    if m > 0:
+                        if sufs is None:
+                            # per task: the pools it decrements at or after its cursor
+                            sufs = [suf[j][s[j]] for j in tasks]
+                        other = 0
+                        for j in tasks:
+                            if j != i:
+                                other |= sufs[j]
+                        if not m & other:
+                            choice = singles[i]
+                            break
+                    enabled.append(i)
+        else:
+            for i in live:
+                if s[block_at[i][s[i]]] > 0:
+                    enabled.append(i)
+        if choice is None:
+            if not enabled:
+                # no task can run: every task whose step blocks on a pool is blocked
+                blocked = [i for i in live if block_at[i][s[i]] >= 0]
+                if not blocked:
+                    result.complete_states += 1
+                    if result.complete_path is None:
+                        result.complete_path, _ = path_to(s)
+                        result.complete_state = decoded(s)
+                        result.complete_no = explored
+                else:
+                    key = (DEADLOCK, tuple((i, ops[i][s[i]].eidx) for i in blocked))
+                    # canonical key by real identity happens at reporting (by source entries)
+                    record(DEADLOCK, key, s, tuple(blocked), {})
+                    if early_exit:
+                        break
+                continue
+            if has_alias:
+                hid = s[held_idx]
+                pending = []
+                for i in enabled:
+                    p = pend_at[i][s[i]]
+                    if p is not None:
+                        pending.append((i, p))
+                if hid or len(pending) > 1:
+                    rk = (hid, tuple(pending))
+                    found = race_memo.get(rk)
+                    if found is None:
+                        found = race_memo[rk] = races(held_tab[hid], pending)
+                    for key, wt, ot, detail in found:
+                        if key not in seen_keys:
+                            record(RACE, key, s, (wt, ot), detail)
+                            if early_exit:
+                                stop = True
+                    if stop:
+                        break
+            if check_pdl and not s[pdl_idx]:
+                for i in enabled:
+                    if launch_at[i][s[i]]:
+                        record(PDL, (PDL, i, ops[i][s[i]].eidx), s, (i,), {})
                         if early_exit:
                             stop = True
                 if stop:
                     break
-        if check_pdl and not s[pdl_idx]:
-            for i in enabled:
-                if launch_at[i][s[i]]:
-                    record(PDL, (PDL, i, ops[i][s[i]].eidx), s, (i,), {})
-                    if early_exit:
-                        stop = True
-            if stop:
-                break
-        # ---- successors
-        choice = enabled
-        if por is not None and len(enabled) > 1:
-            other_all = None
-            for i in enabled:
-                c = s[i]
-                if not inv[i][c]:
-                    continue
-                m = dm[i][c]
-                if m:
-                    if other_all is None:
-                        # per task: the pools other tasks decrement at or after their cursor
-                        sufs = [suf[j][s[j]] for j in tasks]
-                        other_all = sufs
-                    other = 0
-                    for j in tasks:
-                        if j != i:
-                            other |= other_all[j]
-                    if m & other:
-                        continue
-                choice = (i,)
-                break
+            # ---- successors
+            choice = enabled
+            if amp is not None and not fused and len(enabled) > 1:
+                sufs = None
+                for i in enabled:
+                    m = amp[i][s[i]]
+                    if m < 0:
+                        continue        # a visible step
+                    if m:
+                        if sufs is None:
+                            # per task: the pools it decrements at or after its cursor
+                            sufs = [suf[j][s[j]] for j in tasks]
+                        other = 0
+                        for j in tasks:
+                            if j != i:
+                                other |= sufs[j]
+                        if m & other:
+                            continue
+                    choice = singles[i]
+                    break
         for i in choice:
-            # the successor: `_advance`, then the held transition (interned, memoised)
-            eff = eff_at[i][s[i]]
+            # the successor: the Op.effect transition (inlined: the innermost loop), then the
+            # held transition (interned, memoised)
+            c = s[i]
+            simple, rest = eff_at[i][c]
             lst = list(s)
-            _advance(lst, i, eff, pdl_idx)
-            hact, eidx = eff[3], eff[4]
-            if hact:
-                hk = (s[held_idx], hact, i, eidx)
-                hid = apply_memo.get(hk)
-                if hid is None:
-                    hid = apply_memo[hk] = intern(apply_held(held_tab[s[held_idx]], hact, i, eidx))
-                lst[held_idx] = hid
+            lst[i] = c + 1
+            for k, d in simple:
+                lst[k] += d
+            if rest is not None:
+                rounds, pdl_wait, hact, eidx = rest
+                for k, n, cc, d in rounds:
+                    v = (lst[k] + 1) % n
+                    lst[k] = v
+                    if v == 0:
+                        lst[cc] += d
+                if pdl_wait:
+                    lst[pdl_idx] = 1
+                if hact:
+                    hk = (s[held_idx], hact, i, eidx)
+                    hid = apply_memo.get(hk)
+                    if hid is None:
+                        hid = apply_memo[hk] = intern(apply_held(held_tab[s[held_idx]], hact, i, eidx))
+                    lst[held_idx] = hid
             t = tuple(lst)
             perm = None
             if canon is not None:
@@ -297,7 +345,7 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                         continue
                     seen_cursors.add(t[:T])
                 visited[t] = (s, i, perm)
-                queue.append(t)
+                push(t)
                 if len(visited) > max_states:
                     result.hit_limit = True
                     stop = True
@@ -306,23 +354,6 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     result.seconds = time.perf_counter() - t0
     return result
 
-
-
-def _advance(lst: list, i: int, effect: tuple, pdl_idx: int) -> None:
-    """Task `i` runs its next step, whose `Op.effect` is `effect`: its cursor, the credit
-    pools and round totals it moves and the PDL flag, in place (the held component is
-    the caller's, interned or not)."""
-    simple, rounds, pdl_wait, _held, _eidx = effect
-    lst[i] += 1
-    for k, d in simple:
-        lst[k] += d
-    for k, n, c, d in rounds:
-        v = (lst[k] + 1) % n
-        lst[k] = v
-        if v == 0:
-            lst[c] += d
-    if pdl_wait:
-        lst[pdl_idx] = 1
 
 def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[float],
                  early_exit: bool, max_findings: int) -> RunResult:
@@ -339,45 +370,62 @@ def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[f
     result = RunResult(prog, max_states=max_states)
     s = list(prog.initial_state())
     held = s[held_idx]
-    explored = 0
-    stop = False
 
     def finding(kind, key, pos, detail):
         if len(result.findings) < max_findings:
             detail = dict(detail)
             detail["frame"] = [0]
             state = tuple(s[:held_idx]) + (held,)
-            result.findings.append(Finding(kind, key, state, [(0, p) for p in range(pos)], (0,),
-                                           detail, explored))
+            result.findings.append(Finding(kind, key, state, list(zip(repeat(0), range(pos))), (0,),
+                                           detail, pos + 1))
 
-    for pos in range(n + 1):
-        explored += 1
-        if deadline is not None and (explored & 255) == 0 and time.perf_counter() > deadline:
+    # state number pos + 1 (1-based, as `explore` counts) is the one before step `pos`
+    explored = n + 1
+    for pos, op in enumerate(tops):
+        if deadline is not None and ((pos + 1) & 255) == 0 and time.perf_counter() > deadline:
             result.timed_out = True
+            explored = pos + 1
             break
-        if pos == n:
-            result.complete_states = 1
-            result.complete_path = [(0, p) for p in range(n)]
-            result.complete_state = tuple(s[:held_idx]) + (held,)
-            result.complete_no = explored
-            break
-        op = tops[pos]
         b = op.bidx
         if b >= 0 and s[b] <= 0:
+            explored = pos + 1
             finding(DEADLOCK, (DEADLOCK, ((0, op.eidx),)), pos, {})
             break
-        if check_pdl and not s[pdl_idx] and op.pdl == PDL_LAUNCH:
+        if check_pdl and op.launch and not s[pdl_idx]:
             finding(PDL, (PDL, 0, op.eidx), pos, {})
             if early_exit:
+                explored = pos + 1
                 break
-        if explored >= max_states:
+        if pos + 1 >= max_states:
             # `explore` counts visited states, the initial one included
             result.hit_limit = True
+            explored = pos + 1
             break
-        _advance(s, 0, op.effect, pdl_idx)
-        hact = op.effect[3]
-        if hact:
-            held = apply_held(held, hact, 0, op.eidx)
+        # the Op.effect transition, inlined
+        simple, rest = op.step
+        s[0] = pos + 1
+        for k, d in simple:
+            s[k] += d
+        if rest is not None:
+            rounds, pdl_wait, hact, eidx = rest
+            for k, m, c, d in rounds:
+                v = (s[k] + 1) % m
+                s[k] = v
+                if v == 0:
+                    s[c] += d
+            if pdl_wait:
+                s[pdl_idx] = 1
+            if hact:
+                held = apply_held(held, hact, 0, eidx)
+    else:
+        # the final state: every step ran
+        if deadline is not None and (explored & 255) == 0 and time.perf_counter() > deadline:
+            result.timed_out = True
+        else:
+            result.complete_states = 1
+            result.complete_path = list(zip(repeat(0), range(n)))
+            result.complete_state = tuple(s[:held_idx]) + (held,)
+            result.complete_no = explored
     result.states = explored
     result.seconds = time.perf_counter() - t0
     return result

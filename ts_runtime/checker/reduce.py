@@ -35,60 +35,70 @@ kept so a counterexample can be replayed with the real task identities.
 """
 from __future__ import annotations
 
+from itertools import accumulate, islice, repeat
+from operator import attrgetter, getitem, not_, or_
 from typing import List, Optional, Sequence, Tuple
 
-from .program import PDL_LAUNCH, Program
+from .program import Program
 
 __all__ = ["PorTables", "por_tables", "symmetry_classes", "make_canonicalizer"]
 
+_vis, _loud, _dmask = attrgetter("vis"), attrgetter("loud"), attrgetter("dmask")
+
 
 class PorTables:
-    """Per-position facts for the ample-set choice."""
+    """Per-task, per-position facts for the ample-set choice: `ample` is -1 where the
+    step is visible, else its decrement mask (the two facts the choice reads, in one
+    lookup); `suffix_dmask` the pools the task's remaining steps decrement."""
 
-    __slots__ = ("invisible", "dmask", "suffix_dmask")
+    __slots__ = ("suffix_dmask", "ample")
 
-    def __init__(self, invisible, dmask, suffix_dmask):
-        self.invisible = invisible
-        self.dmask = dmask
+    def __init__(self, suffix_dmask, ample):
         self.suffix_dmask = suffix_dmask
+        self.ample = ample
 
 
 def _task_por(tops) -> tuple:
-    n = len(tops)
-    # a step is visible if it changes held entries or the PDL flag or is a pending access,
-    # or if the task's following step is a pending access or a launch
-    nxt_vis = [op.pending is not None or op.pdl == PDL_LAUNCH for op in tops]
-    nxt_vis.append(False)
-    inv = [not (op.held or op.pdl or nxt_vis[c] or nxt_vis[c + 1]) for c, op in enumerate(tops)]
-    masks = [op.dmask for op in tops]
-    suf = [0] * (n + 1)
-    acc = 0
-    for c in range(n - 1, -1, -1):
-        acc |= masks[c]
-        suf[c] = acc
-    return inv, masks, suf
+    """(suffix decrement mask, ample) per position (see PorTables). A step is visible if
+    it changes held entries or the PDL flag or is a pending access (`Op.loud`), or if the
+    task's following step is a pending access or a launch (`Op.vis`). Built with C-level
+    map/accumulate over the Ops' precomputed flags: this runs for every task list of
+    every check, however small."""
+    vis_next = [*map(_vis, islice(tops, 1, None)), False]
+    inv = map(not_, map(or_, map(_loud, tops), vis_next))
+    masks = list(map(_dmask, tops))
+    suf = list(accumulate(reversed(masks), or_))
+    suf.reverse()
+    suf.append(0)
+    # ample[c] = masks[c] if invisible[c] else -1, C-level: (-1, mask)[invisible]
+    ample = list(map(getitem, zip(repeat(-1), masks), inv))
+    return suf, ample
 
 
 def por_tables(prog: Program) -> PorTables:
     cache = prog.task_tables
-    invisible, dmask, suffix = [], [], []
+    suffix, ample = [], []
     for tops in prog.ops:
         key = ("por", id(tops))
         t = cache.get(key)
         if t is None:
             t = cache[key] = _task_por(tops)
-        invisible.append(t[0])
-        dmask.append(t[1])
-        suffix.append(t[2])
-    return PorTables(invisible, dmask, suffix)
+        suffix.append(t[0])
+        ample.append(t[1])
+    return PorTables(suffix, ample)
 
 
 def symmetry_classes(prog: Program) -> List[Tuple[int, ...]]:
     """Classes (size >= 2) of tasks with identical compiled programs."""
-    # a cheap key first: only tasks that agree on it are compared in full
+    # a cheap key first (parts of the signatures of the first and last steps, no label):
+    # only tasks that agree on it are compared in full
     by_pre = {}
     for i, tops in enumerate(prog.ops):
-        pre = (len(tops), tops[0].signature(), tops[-1].signature()) if tops else (0,)
+        if tops:
+            a, z = tops[0], tops[-1]
+            pre = (len(tops), a.eidx, a.block, a.slot, a.held, z.eidx, z.block, z.slot, z.held)
+        else:
+            pre = (0,)
         by_pre.setdefault(pre, []).append(i)
     out = []
     for group in by_pre.values():
