@@ -15,19 +15,37 @@ from .registry import make_diagnostic, manager_rules
 
 def run_manager_rules(kernel, *, with_checker: bool = True) -> List[Diagnostic]:
     diags: List[Diagnostic] = []
-    for rule_cls in manager_rules():
-        rule = rule_cls()
-        try:
-            diags.extend(rule.check(kernel))
-        except Exception as exc:  # a bug in one rule must not hide the others
-            diags.append(make_diagnostic(
-                "TS999", f"internal error in rule {rule_cls.code}: {type(exc).__name__}: {exc}",
-                kernel.range, severity=Severity.WARNING))
-            if __debug__ and _debug():
-                traceback.print_exc()
+    # one pass shared by the codes of a rule family (`shared_pass`) runs once per call
+    kernel._ts_pass_cache = {}
+    try:
+        for rule_cls in manager_rules():
+            rule = rule_cls()
+            try:
+                diags.extend(rule.check(kernel))
+            except Exception as exc:  # a bug in one rule must not hide the others
+                diags.append(make_diagnostic(
+                    "TS999", f"internal error in rule {rule_cls.code}: {type(exc).__name__}: {exc}",
+                    kernel.range, severity=Severity.WARNING))
+                if __debug__ and _debug():
+                    traceback.print_exc()
+    finally:
+        del kernel._ts_pass_cache
     if with_checker and kernel.options.exhaustive_deadlock_race_check:
         diags.extend(run_checker(kernel))
     return drop_consequences(diags)
+
+
+def shared_pass(kernel, fn):
+    """`fn(kernel)`, computed once per `run_manager_rules` call for every rule of a family
+    that reads it (a family's pass yields the findings of a dozen codes; each code's rule
+    would otherwise run it again)."""
+    cache = getattr(kernel, "_ts_pass_cache", None)
+    if cache is None:
+        return fn(kernel)
+    hit = cache.get(fn)
+    if hit is None:
+        hit = cache[fn] = fn(kernel)
+    return hit
 
 
 # A finding of the key code restates (a consequence of) an error of one of the value codes:
