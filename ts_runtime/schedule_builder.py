@@ -321,21 +321,11 @@ def unbound_name_finding(fn, exc: NameError, rule_code: str = "TS136", message=N
         local = True
     else:
         local = False
-    fcode = last.tb_frame.f_code
-    line, col, end_line, end_col = last.tb_lineno, 0, None, None
-    positions = getattr(fcode, "co_positions", None)
-    if positions is not None and last.tb_lasti >= 0:
-        try:
-            pos = list(positions())[last.tb_lasti // 2]
-            if pos[0] is not None:
-                line, end_line, col, end_col = pos[0], pos[1], pos[2] or 0, pos[3]
-        except (IndexError, ValueError):
-            pass
+    path, line, end_line, col, end_col = _failing_position(last)
     from .rules.registry import make_diagnostic
     from .rules.structure import unbound_name_message
     from .source import SourceRange, _chars
-    path = fcode.co_filename
-    rng = SourceRange(path, line, _chars(path, line, col), end_line, _chars(path, end_line, end_col))
+    rng = SourceRange(path, line, _chars(path, line, col or 0), end_line, _chars(path, end_line, end_col))
     text = message(name, local) if message is not None else unbound_name_message(name, fn.__name__, local)
     return make_diagnostic(rule_code, text, rng), name
 
