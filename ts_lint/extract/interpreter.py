@@ -297,16 +297,19 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 inst.failed = True       # TS137: the runtime raises there
                 return None
             if k.builtin is None and isinstance(v, FuncVal) and call_node is not None \
-                    and k.is_sub("MemoryResource") and self._skips_super_init(v):
-                from ts_runtime.resources import super_init_message   # TS238, as the runtime
-                self.ctx.report("TS238", super_init_message(inst.cls.name), self.rng(call_node))
-                inst.failed = True       # the runtime raises there: the object never exists
-                return None
-            if k.builtin is None and isinstance(v, FuncVal) and call_node is not None \
-                    and isinstance(inst, TaskObj) and self._skips_super_init(v):
-                from ts_runtime.task import task_super_init_message   # TS139, as the runtime
-                self.ctx.report("TS139", task_super_init_message(inst.cls.name), self.rng(call_node))
-                inst.ok, inst.reason = False, "its __init__ never calls Task.__init__"
+                    and (isinstance(inst, TaskObj) or k.is_sub("MemoryResource")) \
+                    and self._skips_super_init(v):
+                # the user's own __init__ never runs the TS base's: TS139 (Task) / TS238
+                # (resource), as the runtime reports after the construction; the object
+                # never exists there
+                if isinstance(inst, TaskObj):
+                    from ts_runtime.task import task_super_init_message
+                    self.ctx.report("TS139", task_super_init_message(inst.cls.name), self.rng(call_node))
+                    inst.ok, inst.reason = False, "its __init__ never calls Task.__init__"
+                else:
+                    from ts_runtime.resources import super_init_message
+                    self.ctx.report("TS238", super_init_message(inst.cls.name), self.rng(call_node))
+                    inst.failed = True
                 return None
             return self.call(v, [inst] + list(args), kwargs, call_node)
         if kind == "dataclass":
