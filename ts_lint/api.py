@@ -94,17 +94,11 @@ def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool, c
     from .extract.context import make
     try:
         import libcst as cst
-        from .extract.source import SourceFile
+        from .extract.source import parse
         try:
-            src = SourceFile(source, path)
+            src = parse(source, path)
         except cst.ParserSyntaxError as e:
-            repaired = _without_dangling_continuations(source)
-            if repaired is None:
-                return Analysis([_syntax_error(source, path, e)], [], [])
-            try:
-                src = SourceFile(repaired, path)
-            except cst.ParserSyntaxError:
-                return Analysis([_syntax_error(source, path, e)], [], [])
+            return Analysis([_syntax_error(source, path, e)], [], [])
         if cache is not None and src.segments:
             from .incremental import analyze_incremental
             result = analyze_incremental(
@@ -122,41 +116,6 @@ def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool, c
         d = make("TS999", f"internal error while analysing this file: {type(exc).__name__}: {exc}",
                  SourceRange(path, 1, 0))
         return Analysis([d], [], [])
-
-
-def _without_dangling_continuations(source: str) -> Optional[str]:
-    """The text with each backslash continuation that joins a blank line (or the end of the
-    file) removed, when Python accepts the file and that changes it; else None.
-
-    Python joins `pass\\` with a following blank line into the same logical line, which
-    libcst's tokenizer rejects ("unexpected end of file after a line continuation"). The
-    backslash is then pure whitespace: dropping it keeps every token, line and column.
-    Backslashes inside string literals are left alone."""
-    import ast
-    if "\\\n" not in source and "\\\r" not in source:
-        return None
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
-    # string literals as (start, end) (line, UTF-8 byte column) spans
-    strings = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in ast.walk(tree)
-               if isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))]
-    lines = source.splitlines(keepends=True)
-    changed = False
-    for i, line in enumerate(lines):
-        body = line.rstrip("\r\n")
-        if not body.endswith("\\"):
-            continue
-        following = lines[i + 1] if i + 1 < len(lines) else ""
-        if following.strip():
-            continue
-        pos = (i + 1, len(body[:-1].encode("utf-8")))
-        if any(a <= pos < b for a, b in strings):
-            continue
-        lines[i] = body[:-1] + line[len(body):]
-        changed = True
-    return "".join(lines) if changed else None
 
 
 def _syntax_error(source: str, path: str, err) -> Diagnostic:

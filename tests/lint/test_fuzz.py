@@ -70,5 +70,5 @@ def test_continuation_onto_a_blank_line_is_analysed():
     assert lint_source("pass\\\n\n\\\r\n", "fuzz.py") == []
     src = 'x = """a\\\n\n"""\nimport os\\\n\n'
     assert [d.code for d in lint_source(src, "fuzz.py")] == []
-    from ts_lint.api import _without_dangling_continuations
-    assert _without_dangling_continuations(src) == 'x = """a\\\n\n"""\nimport os\n\n'
+    from ts_lint.extract.source import without_dangling_continuations
+    assert without_dangling_continuations(src) == 'x = """a\\\n\n"""\nimport os\n\n'

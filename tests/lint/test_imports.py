@@ -292,3 +292,14 @@ def test_a_plain_module_imported_by_an_imported_module_is_not_read(tmp_path):
     write(tmp_path, {"pkg/plain.py": "STAGES = 2\n"})
     codes = {d.code for d in lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)}
     assert "TS950" not in codes and "TS811" in codes
+
+
+def test_an_imported_module_is_parsed_like_the_linted_file(tmp_path):
+    # the same parse (extract.source.parse) for both: a continuation onto a blank line,
+    # which Python accepts and libcst's tokenizer does not, is read in an imported module too
+    main = IMPORTS + "from .resources import InGmem, Smem, OutGmem\nfrom .plain import STAGES\n" + \
+        SCHEDULES + build()
+    package(tmp_path, {"pkg/plain.py": "STAGES = 2\\\n\n", "pkg/main.py": main})
+    diags = lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)
+    assert not [d for d in diags if d.code in ("TS956", "TS950")], diags
+    assert "TS811" in {d.code for d in diags}

@@ -286,9 +286,9 @@ def _parse(abs_path: str, display: str, text: str):
             _PARSED.move_to_end(key)
             return hit
     import libcst as cst
-    from .source import SourceFile, UnitCache
+    from .source import UnitCache, parse
     try:
-        src = SourceFile(text, display, cache=UnitCache(0))
+        src = parse(text, display, cache=UnitCache(0))
         src.dict_lookups = None        # graph lookups are recorded for the analysed file only
         out = src
     except cst.ParserSyntaxError as e:

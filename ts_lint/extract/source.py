@@ -489,8 +489,56 @@ def _eol(line: str) -> str:
     return ""
 
 
-def parse(source: str, path: str, prune: bool = True) -> SourceFile:
-    return SourceFile(source, path, prune)
+def parse(source: str, path: str, prune: bool = True, **kw) -> SourceFile:
+    """The SourceFile of a module's text (the analysed file and the user modules it
+    imports). Raises libcst's ParserSyntaxError for text libcst cannot parse, after one
+    retry without dangling continuations (`without_dangling_continuations`)."""
+    try:
+        return SourceFile(source, path, prune, **kw)
+    except cst.ParserSyntaxError:
+        repaired = without_dangling_continuations(source)
+        if repaired is None:
+            raise
+        try:
+            return SourceFile(repaired, path, prune, **kw)
+        except cst.ParserSyntaxError:
+            pass
+        raise
+
+
+def without_dangling_continuations(source: str) -> Optional[str]:
+    """The text with each backslash continuation that joins a blank line (or the end of the
+    file) removed, when Python accepts the file and that changes it; else None.
+
+    Python joins `pass\\` with a following blank line into the same logical line, which
+    libcst's tokenizer rejects ("unexpected end of file after a line continuation"). The
+    backslash is then pure whitespace: dropping it keeps every token, line and column.
+    Backslashes inside string literals are left alone."""
+    import ast
+    if "\\\n" not in source and "\\\r" not in source:
+        return None
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    # string literals as (start, end) (line, UTF-8 byte column) spans
+    strings = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in ast.walk(tree)
+               if isinstance(n, ast.JoinedStr) or isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes))]
+    lines = source.splitlines(keepends=True)
+    changed = False
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        if not body.endswith("\\"):
+            continue
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if following.strip():
+            continue
+        pos = (i + 1, len(body[:-1].encode("utf-8")))
+        if any(a <= pos < b for a, b in strings):
+            continue
+        lines[i] = body[:-1] + line[len(body):]
+        changed = True
+    return "".join(lines) if changed else None
 
 
 __all__ = ["SourceFile", "parse", "split_chunks", "UnitCache", "UNITS", "clear_cache"]
