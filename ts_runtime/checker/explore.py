@@ -12,8 +12,9 @@ From the initial state (all cursors 0, S empty credits per pool, PDL flag set on
    ranges overlap, on overlapping slots, neither merely acquired (`prod_held`), at
    least one a write;
 5. **PDL order** (TS803): an enabled `launch_griddep` while no `wait_griddep` ran;
-6. successors: the ample set (reduce.py) or every enabled task; each successor is
-   canonicalised (symmetry) and enqueued if new.
+6. successors: the ample set (reduce.py) or every enabled task but those whose next
+   step starts a racing access (the search does not go on past a race); each successor
+   is canonicalised (symmetry) and enqueued if new.
 
 The visited set keys on the full state (state.py). A finding is recorded the first time
 its key (the blocked entries, the racing pair, the launch entry) is seen; because every
@@ -264,6 +265,7 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                     if early_exit:
                         break
                 continue
+            racing = None
             if has_alias:
                 hid = s[held_idx]
                 pending = []
@@ -281,6 +283,13 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                             record(RACE, key, s, (wt, ot), detail)
                             if early_exit:
                                 stop = True
+                        # a task whose next step starts one of the racing accesses is
+                        # not advanced from here: the search does not go on past a race
+                        # (docs/checker.md §3)
+                        for x in (detail["writer"], detail["other"]):
+                            if x[5]:
+                                racing = racing or set()
+                                racing.add(x[3])
                     if stop:
                         break
             if check_pdl and not s[pdl_idx]:
@@ -292,6 +301,8 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                 if stop:
                     break
             # ---- successors
+            if racing:
+                enabled = [i for i in enabled if i not in racing]
             choice = enabled
             if amp is not None and not fused and len(enabled) > 1:
                 sufs = None
