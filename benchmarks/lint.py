@@ -24,7 +24,7 @@ Table 1, per file, each file in its own fresh interpreter (`python -c`, `ts_lint
 * *import s*: importing `ts_lint.api` in the fresh interpreter;
 * *first*: the first `lint_source(text, path)` call after that import (cold caches, lazy
   imports of libcst and the rule catalogue), CPU and wall;
-* *warm*: the median of later calls in the same interpreter, CPU and wall, and lines per
+* *warm*: the median of 5-9 later calls in the same interpreter, CPU and wall, and lines per
   CPU second. The text gets a different trailing comment each time, so no whole-text cache
   can serve it; the parses of unchanged top-level statements are reused (ts-lint caches
   them by text in the process, `ts_lint.extract.source`), the analysis runs in full;
@@ -142,7 +142,7 @@ text = open(path, encoding="utf-8").read()
 w0, c0 = time.perf_counter(), time.process_time()
 diags = lint_source(text, path)
 first = (time.perf_counter() - w0, time.process_time() - c0)
-n = max(3, min(9, int(budget / max(first[1], 1e-3))))
+n = max(5, min(9, int(budget / max(first[1], 1e-3))))
 warm = []
 for i in range(n):
     t = text + f"\n# warm run {i}\n"
