@@ -31,7 +31,7 @@ from .config import CliOverrides, ConfigError, ConfigResolver, Settings, split_c
 from .files import PathError, discover
 from .suppress import apply_suppressions, parse_suppressions
 
-__all__ = ["main", "build_parser", "check_source", "check_file", "FileResult",
+__all__ = ["main", "build_parser", "check_source", "check_file", "fix_file", "fix_text", "FileResult",
            "internal_error", "read_source", "format_schedule", "schedule_texts", "display_path"]
 
 INTERNAL = "TS999"
@@ -43,6 +43,8 @@ class FileResult:
     path: str
     diagnostics: List[Diagnostic] = field(default_factory=list)
     kernels: Optional[list] = field(default_factory=list)
+    fixed: int = 0          # findings whose fixes were applied (--fix / --diff)
+    diff: str = ""          # --diff: the unified diff of the fixes
 
 
 def _debug() -> bool:
@@ -207,6 +209,47 @@ def check_file(path: Path, display: str, settings: Settings, *, api=None,
     return check_source(source, display, settings, api=api, analyze=analyze)
 
 
+def fix_file(path: Path, display: str, settings: Settings, *, mode: str, unsafe: bool = False,
+             api=None) -> FileResult:
+    """`--fix` (mode "fix": the file is rewritten) or `--diff` (mode "diff": only the
+    diff is kept) on one file; the result holds the findings that remain."""
+    try:
+        data = path.read_bytes()
+        source = decode_source(data)
+    except (OSError, SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        return _unreadable(display, f"cannot read file: {_exc_text(exc)}", settings)
+    result, fixed_text = fix_text(source, display, settings, unsafe=unsafe, api=api)
+    if mode == "diff":
+        from .autofix import unified_diff
+        result.diff = unified_diff(source, fixed_text, display)
+    elif fixed_text != source:
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            path.write_bytes(fixed_text.encode(encoding))
+        except (OSError, SyntaxError, UnicodeError, LookupError) as exc:
+            result.diagnostics.append(internal_error(display, f"cannot write the fixes: {_exc_text(exc)}"))
+            result.fixed = 0
+    return result
+
+
+def fix_text(source: str, display: str, settings: Settings, *, unsafe: bool = False,
+             api=None):
+    """(FileResult of the fixed text, the fixed text): `autofix.fix_source` with the
+    run's selection and suppressions."""
+    from .autofix import SAFE, WITH_UNSAFE, fix_source
+    last: List[FileResult] = []
+
+    def lint(text: str) -> List[Diagnostic]:
+        r = check_source(text, display, settings, api=api)
+        last[:] = [r]
+        return r.diagnostics
+
+    outcome = fix_source(source, display, lint, WITH_UNSAFE if unsafe else SAFE)
+    result = last[0]
+    result.fixed = len(outcome.fixed)
+    return result, outcome.text
+
+
 def _unreadable(display: str, message: str, settings: Settings) -> FileResult:
     d = internal_error(display, message)
     return FileResult(display, [d] if settings.enabled(d.code) else [])
@@ -267,9 +310,13 @@ def schedule_texts(result: FileResult) -> List[str]:
 
 def _lint_job(job):
     """One file in a worker process (--jobs): kernels become their printed schedules."""
-    path, shown, settings, analyze = job
-    result = check_file(path, shown, settings, analyze=analyze)
-    texts = schedule_texts(result) if analyze else []
+    path, shown, settings, analyze, fix = job
+    if fix is not None:
+        result = fix_file(path, shown, settings, mode=fix[0], unsafe=fix[1])
+        texts = []
+    else:
+        result = check_file(path, shown, settings, analyze=analyze)
+        texts = schedule_texts(result) if analyze else []
     result.kernels = []
     return result, texts
 
@@ -329,6 +376,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip the exhaustive interleaving checker")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even when there are findings")
+    p.add_argument("--fix", action="store_true",
+                   help="apply the safe fixes of the findings to the files, then report what "
+                        "remains ('-': the fixed source is written to stdout)")
+    p.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix or --diff: apply the unsafe fixes too")
+    p.add_argument("--diff", action="store_true",
+                   help="print the fixes as a unified diff instead of applying them (exit 1 "
+                        "when there is one)")
     p.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="lint N files at a time in worker processes (0: one per CPU; "
                         "default: 1)")
@@ -387,6 +442,11 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     except ConfigError as exc:
         return _error(str(exc))
     resolver = ConfigResolver(cli, isolated=args.isolated)
+    if args.fix and args.diff:
+        return _error("--fix and --diff cannot be combined (--diff shows the fixes --fix applies)")
+    fix_mode = ("diff", args.unsafe_fixes) if args.diff else ("fix", args.unsafe_fixes) if args.fix else None
+    if fix_mode is not None and (args.show_schedule or args.statistics):
+        return _error(f"--{fix_mode[0]} cannot be combined with --show-schedule or --statistics")
     paths = list(args.paths) or ["."]
     use_stdin = "-" in paths
     if use_stdin and len(paths) > 1:
@@ -422,6 +482,8 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
             results.append(_unreadable(name, f"cannot read stdin: {_exc_text(exc)}", settings))
         else:
+            if fix_mode is not None:
+                return _fix_stdin(source, name, settings, api, fix_mode, args)
             results.append(check_source(source, name, settings, api=api, analyze=args.show_schedule))
     else:
         if not files:
@@ -429,7 +491,7 @@ def _main(argv: Optional[Sequence[str]]) -> int:
         jobs = []
         for f in files:
             try:
-                jobs.append((f, display_path(f), resolver.settings(f), args.show_schedule))
+                jobs.append((f, display_path(f), resolver.settings(f), args.show_schedule, fix_mode))
             except ConfigError as exc:
                 return _error(str(exc))
         n = min(args.jobs or os.cpu_count() or 1, len(jobs))
@@ -439,13 +501,18 @@ def _main(argv: Optional[Sequence[str]]) -> int:
                 if args.show_schedule:
                     sched_stream.write("".join(texts))
             jobs = []
-        for f, shown, settings, analyze in jobs:
-            result = check_file(f, shown, settings, api=api, analyze=analyze)
+        for f, shown, settings, analyze, fix in jobs:
+            if fix is not None:
+                result = fix_file(f, shown, settings, mode=fix[0], unsafe=fix[1], api=api)
+            else:
+                result = check_file(f, shown, settings, api=api, analyze=analyze)
             results.append(result)
             if analyze:
                 sched_stream.write("".join(schedule_texts(result)))
     if use_stdin and args.show_schedule:
         sched_stream.write("".join(schedule_texts(results[0])))
+    if fix_mode is not None and fix_mode[0] == "diff":
+        return _report_diffs(results)
 
     diags = dedupe([d for r in results for d in r.diagnostics])
     if args.statistics:
@@ -453,7 +520,39 @@ def _main(argv: Optional[Sequence[str]]) -> int:
     else:
         text = output.render(args.format, diags, version=_version())
     sys.stdout.write(text)
+    fixed = sum(r.fixed for r in results)
+    if fix_mode is not None:
+        line = (f"Fixed {fixed} finding{'' if fixed == 1 else 's'} in "
+                f"{sum(1 for r in results if r.fixed)} file(s).\n")
+        (sys.stdout if args.format in ("text", "concise") else sys.stderr).write(line)
     sys.stdout.flush()
+    failing = any(d.severity in (Severity.ERROR, Severity.WARNING) for d in diags)
+    return 1 if failing and not args.exit_zero else 0
+
+
+def _report_diffs(results: List[FileResult]) -> int:
+    """--diff: the diffs on stdout, a count on stderr; exit 1 when a file would change."""
+    diffs = [r.diff for r in results if r.diff]
+    sys.stdout.write("".join(diffs))
+    n = sum(r.fixed for r in results if r.diff)
+    sys.stderr.write(f"Would fix {n} finding{'' if n == 1 else 's'} in {len(diffs)} file(s).\n")
+    sys.stdout.flush()
+    return 1 if diffs else 0
+
+
+def _fix_stdin(source: str, name: str, settings: Settings, api, fix_mode, args) -> int:
+    """--fix / --diff on '-': the fixed source (or the diff) on stdout, what remains on
+    stderr in the chosen format."""
+    result, fixed_text = fix_text(source, name, settings, unsafe=fix_mode[1], api=api)
+    if fix_mode[0] == "diff":
+        from .autofix import unified_diff
+        result.diff = unified_diff(source, fixed_text, name)
+        return _report_diffs([result])
+    sys.stdout.write(fixed_text)
+    sys.stdout.flush()
+    diags = result.diagnostics
+    if diags:
+        sys.stderr.write(output.render(args.format, diags, version=_version()))
     failing = any(d.severity in (Severity.ERROR, Severity.WARNING) for d in diags)
     return 1 if failing and not args.exit_zero else 0
 
