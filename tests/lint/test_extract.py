@@ -780,3 +780,146 @@ def test_future_annotations_module_aliases_and_local_task_class(tmp_path):
     low = k.tasks[0].lowered
     assert low.entries[1].constexpr_kwargs == {"k": 1}
     assert low.domain_end.owner.endswith("build.<locals>.Local")
+
+
+# --- kernel-building code in a builder-class style: frozen dataclass config with properties,
+# IntEnum roles as dict keys, functools.partial for the pipeline factory, warp offsets from
+# itertools.accumulate, tasks from a comprehension over sorted roles
+BUILDER = HEADER + '''
+import enum
+import functools
+import itertools
+import math
+
+
+class Role(enum.IntEnum):
+    STORE = 0
+    LOAD = 1
+
+
+@dataclass(frozen=True)
+class CopyConfig:
+    rows: int = 8
+    store_warps: int = 4
+    max_stages: int = 4
+
+    @property
+    def stages(self) -> int:
+        return min(self.max_stages, max(2, math.ceil(self.rows / 4)))
+
+    @property
+    def warps(self) -> dict:
+        return {Role.STORE: self.store_warps, Role.LOAD: 1}
+
+
+class Builder:
+    def __init__(self, cfg, **extra):
+        self.cfg = cfg
+        self.extra = extra
+
+    def resources(self):
+        make_cfg = functools.partial(PipelineConfig.create_tma_async_pipeline_cfg,
+                                     producer_group=CooperativeGroup(Agent.Thread))
+        smem = Smem(name="smem", pipeline_config=make_cfg(
+            num_stages=self.cfg.stages, num_bytes=4096,
+            consumer_group=CooperativeGroup(Agent.Thread, self.cfg.store_warps * 32)))
+        return InGmem(name="in"), smem, OutGmem(name="out")
+
+    def schedules(self, inp, smem, out):
+        rows = self.cfg.rows
+
+        @schedule
+        def load_schedule(input_gmem, smem):
+            with domain_loop(0, rows, 1):
+                idx = input_gmem.compute_coords()
+                smem.try_acquire()
+                smem.acquire()
+                smem.tma_load(gmem_idx=idx)
+                smem.commit()
+
+        @schedule
+        def store_schedule(smem, output_gmem):
+            with domain_loop(0, rows, 1):
+                smem.try_wait()
+                smem.wait()
+                v = smem.read_smem()
+                output_gmem.store(smem_val=v)
+                smem.release()
+
+        return {Role.STORE: ("StoreTask", [smem], [out], store_schedule(smem, out)),
+                Role.LOAD: ("LoadTask", [inp], [smem], load_schedule(inp, smem))}
+
+    def build(self):
+        inp, smem, out = self.resources()
+        alloc = SmemAllocator()
+        alloc.add_resource(smem)
+        alloc.compute_layout()
+        specs = self.schedules(inp, smem, out)
+        order = sorted(specs)
+        starts = [0, *itertools.accumulate(self.cfg.warps[r] for r in order)][:-1]
+        tasks = [Task(name=specs[r][0], src_resources=specs[r][1], dst_resources=specs[r][2],
+                      warp_idx=w, num_warps=self.cfg.warps[r], schedule=specs[r][3])
+                 for r, w in zip(order, starts)]
+        return TaskManager(tasks=tasks, resource_dependency_graph={smem: [inp], out: [smem]},
+                           smem_allocator=alloc, verbose=False)
+
+
+def build():
+    return Builder(CopyConfig()).build()
+'''
+
+
+def test_builder_class_style_same_model_as_runtime(tmp_path):
+    k = assert_parity(BUILDER, tmp_path)
+    assert [(t.name, t.warp_idx, t.num_warps) for t in k.tasks] == [("StoreTask", 0, 4), ("LoadTask", 4, 1)]
+
+
+def test_builder_class_style_defect_same_finding(tmp_path):
+    # the store task never releases: the same TS810 at the same line from both front ends
+    src = BUILDER.replace("                smem.release()\n", "")
+    path = tmp_path / "program.py"
+    path.write_text(src)
+    from ts_runtime.testing import run_program
+    runtime = codes_and_lines(run_program(str(path), "build"), ALL)
+    assert runtime and {c for c, _ in runtime} >= {"TS810"}
+    assert lint_codes(src) == runtime
+
+
+@pytest.mark.parametrize("expr, value", [
+    ("list(itertools.accumulate([4, 1, 3]))", [4, 5, 8]),
+    ("[0, *itertools.accumulate([2, 2], operator.mul)]", [0, 2, 4]),
+    ("list(itertools.accumulate([1, 2], initial=10))", [10, 11, 13]),
+    ("list(itertools.chain([1], (2, 3)))", [1, 2, 3]),
+    ("list(itertools.chain.from_iterable([[1], [2, 3]]))", [1, 2, 3]),
+    ("list(itertools.product(range(2), 'ab'))", [(0, "a"), (0, "b"), (1, "a"), (1, "b")]),
+    ("list(itertools.product([0, 1], repeat=2))", [(0, 0), (0, 1), (1, 0), (1, 1)]),
+    ("list(itertools.repeat(7, 3))", [7, 7, 7]),
+    ("list(itertools.islice(range(10), 2, 8, 2))", [2, 4, 6]),
+    ("list(itertools.zip_longest([1, 2], [3], fillvalue=0))", [(1, 3), (2, 0)]),
+    ("list(itertools.starmap(operator.add, [(1, 2), (3, 4)]))", [3, 7]),
+    ("list(itertools.pairwise([1, 2, 4]))", [(1, 2), (2, 4)]),
+    ("list(itertools.combinations([1, 2, 3], 2))", [(1, 2), (1, 3), (2, 3)]),
+    ("functools.reduce(operator.add, [1, 2, 3])", 6),
+    ("operator.floordiv(7, 2)", 3),
+])
+def test_itertools_and_operator_values(expr, value):
+    """The interpreter's value of finite itertools / operator calls on known data."""
+    from ts_lint.extract.context import Context
+    from ts_lint.extract.interpreter import Interpreter
+    from ts_lint.extract.source import parse
+    src = parse(f"import functools, itertools, operator\nx = {expr}\n", "m.py")
+    it = Interpreter(Context("m.py", src.pos, False, src), src.module)
+    it.run_module()
+    assert it.module_scope.vars["x"] == value
+
+
+@pytest.mark.parametrize("expr", ["itertools.repeat(1)", "itertools.count()",
+                                  "itertools.product(range(100), range(100), range(2))"])
+def test_infinite_or_huge_itertools_stay_unknown(expr):
+    from ts_lint.extract.context import Context
+    from ts_lint.extract.interpreter import Interpreter
+    from ts_lint.extract.source import parse
+    src = parse(f"import itertools\nx = {expr}\n", "m.py")
+    it = Interpreter(Context("m.py", src.pos, False, src), src.module)
+    it.run_module()
+    assert it.module_scope.vars["x"] is UNKNOWN

@@ -439,6 +439,11 @@ class ExpressionsMixin:
             return RUNTIME
         if isinstance(obj, QualRef):
             return self.resolve_qual(obj.qualname + "." + name)
+        if isinstance(obj, BuiltinFunc) and obj.qualname:
+            from .pybuiltins import stdlib
+            v = stdlib(f"{obj.qualname}.{name}")      # `itertools.chain.from_iterable`
+            if v is not None:
+                return v
         h = self.ts.getattr_hook(obj, name, node)
         if h is not NotImplemented:
             return h

@@ -659,9 +659,10 @@ def stdlib(qualname: str):
         return BuiltinFunc("partial", _partial, qualname=qualname)
     if qualname in ("typing.TYPE_CHECKING",):
         return False
-    if qualname == "operator.mul":
-        import operator
-        return BuiltinFunc("mul", _concrete_call(operator.mul), qualname=qualname)
+    if qualname.startswith("operator.") and qualname[9:] in _OPERATOR:
+        return _operator(qualname[9:])
+    if qualname.startswith("itertools.") and qualname[10:] in _ITERTOOLS:
+        return BuiltinFunc(qualname[10:], _ITERTOOLS[qualname[10:]], qualname=qualname)
     if qualname == "functools.reduce":
         return BuiltinFunc("reduce", _reduce, qualname=qualname)
     return None
@@ -697,6 +698,144 @@ def _reduce(it, args, kwargs, call):
     for v in rest:
         acc = it.call(args[0], [acc, v], {}, call)
     return acc
+
+
+# --- itertools: the finite ones, as lists (kernel-building code uses them to lay out warps,
+# stages and task lists: `[0, *accumulate(warps)]`, `chain(loads, mmas)`, `product(...)`)
+_ITER_CAP = 10_000        # items; a bigger result stays unknown
+
+
+def _seqs(it, args):
+    seqs = [it.iterate(a) for a in args]
+    return None if any(s is None for s in seqs) else seqs
+
+
+def _accumulate(it, args, kwargs, call):
+    seq = it.iterate(args[0]) if args else None
+    if seq is None:
+        return UNKNOWN
+    func = args[1] if len(args) > 1 else kwargs.get("func")
+    out, acc = [], kwargs.get("initial")
+    if acc is not None:
+        out.append(acc)
+    from .expressions import binop
+    import operator
+    for v in seq:
+        if acc is None and not out:
+            acc = v
+        elif func is None:
+            acc = binop(operator.add, acc, v)
+        else:
+            acc = it.call(func, [acc, v], {}, call)
+        out.append(acc)
+    return out
+
+
+def _chain(it, args, kwargs, call):
+    seqs = _seqs(it, args)
+    return UNKNOWN if seqs is None else [v for s in seqs for v in s]
+
+
+def _from_iterable(it, args, kwargs, call):
+    outer = it.iterate(args[0]) if args else None
+    return UNKNOWN if outer is None else _chain(it, outer, {}, call)
+
+
+def _product(it, args, kwargs, call):
+    seqs = _seqs(it, args)
+    rep = kwargs.get("repeat", 1)
+    if seqs is None or not isinstance(rep, int) or rep < 0:
+        return UNKNOWN
+    seqs = seqs * rep
+    n = 1
+    for s in seqs:
+        n *= len(s)
+    if n > _ITER_CAP:
+        return UNKNOWN
+    import itertools
+    return [tuple(t) for t in itertools.product(*seqs)]
+
+
+def _repeat(it, args, kwargs, call):
+    times = args[1] if len(args) > 1 else kwargs.get("times")
+    if not args or not isinstance(times, int) or isinstance(times, bool) or not 0 <= times <= _ITER_CAP:
+        return UNKNOWN        # without a count: infinite
+    return [args[0]] * times
+
+
+def _islice(it, args, kwargs, call):
+    seq = it.iterate(args[0]) if args else None
+    bounds = args[1:]
+    if seq is None or not 1 <= len(bounds) <= 3 or not all(b is None or isinstance(b, int) for b in bounds):
+        return UNKNOWN
+    import itertools
+    try:
+        return list(itertools.islice(seq, *bounds))
+    except (ValueError, TypeError):
+        return UNKNOWN
+
+
+def _zip_longest(it, args, kwargs, call):
+    seqs = _seqs(it, args)
+    if seqs is None:
+        return UNKNOWN
+    import itertools
+    return [tuple(t) for t in itertools.zip_longest(*seqs, fillvalue=kwargs.get("fillvalue"))]
+
+
+def _starmap(it, args, kwargs, call):
+    seq = it.iterate(args[1]) if len(args) == 2 else None
+    if seq is None:
+        return UNKNOWN
+    out = []
+    for v in seq:
+        items = it.iterate(v)
+        if items is None:
+            return UNKNOWN
+        out.append(it.call(args[0], items, {}, call))
+    return out
+
+
+def _pairwise(it, args, kwargs, call):
+    seq = it.iterate(args[0]) if args else None
+    return UNKNOWN if seq is None else list(zip(seq, seq[1:]))
+
+
+def _combinatoric(name):
+    def impl(it, args, kwargs, call):
+        seq = it.iterate(args[0]) if args else None
+        r = args[1] if len(args) > 1 else kwargs.get("r")
+        if seq is None or len(seq) > 16 or not (r is None or isinstance(r, int)):
+            return UNKNOWN
+        import itertools
+        out = list(getattr(itertools, name)(seq, r) if r is not None or name == "permutations" else [])
+        return UNKNOWN if len(out) > _ITER_CAP else [tuple(t) for t in out]
+    return impl
+
+
+_ITERTOOLS = {
+    "accumulate": _accumulate, "chain": _chain, "chain.from_iterable": _from_iterable,
+    "product": _product, "repeat": _repeat, "islice": _islice, "zip_longest": _zip_longest,
+    "starmap": _starmap, "pairwise": _pairwise, "combinations": _combinatoric("combinations"),
+    "permutations": _combinatoric("permutations"),
+}
+
+# operator functions on plain values (`functools.reduce(operator.add, ...)`, `accumulate(xs, operator.mul)`)
+_OPERATOR = frozenset({"add", "sub", "mul", "floordiv", "truediv", "mod", "pow", "neg", "pos", "abs",
+                       "eq", "ne", "lt", "le", "gt", "ge", "and_", "or_", "xor", "lshift", "rshift",
+                       "not_", "truth", "index"})
+
+
+def _operator(name):
+    import operator
+    fn = getattr(operator, name)
+    if name in ("pow", "lshift"):
+        def guarded(a, b, fn=fn):
+            if isinstance(b, int) and abs(b) > 4096:
+                raise ValueError("too large")
+            return fn(a, b)
+        return BuiltinFunc(name, _concrete_call(guarded), qualname=f"operator.{name}")
+    return BuiltinFunc(name, _concrete_call(fn), qualname=f"operator.{name}")
 
 
 def is_argparser_attr(obj) -> bool:
