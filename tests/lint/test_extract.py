@@ -923,3 +923,177 @@ def test_infinite_or_huge_itertools_stay_unknown(expr):
     it = Interpreter(Context("m.py", src.pos, False, src), src.module)
     it.run_module()
     assert it.module_scope.vars["x"] is UNKNOWN
+
+
+# --- NamedTuple task specs, dataclasses.replace, a match statement on a str enum
+SPECS = HEADER + '''
+import dataclasses
+import enum
+from typing import NamedTuple
+
+
+class Mode(str, enum.Enum):
+    SINGLE = "single"
+    DOUBLE = "double"
+
+
+class TaskSpec(NamedTuple):
+    name: str
+    warps: int
+    registers: int = 40
+
+
+@dataclass(frozen=True)
+class Params:
+    rows: int = 4
+    stages: int = 2
+    mode: Mode = Mode.DOUBLE
+
+
+def pipeline_for(params, consumers):
+    match params.mode:
+        case Mode.SINGLE:
+            stages = 1
+        case Mode.DOUBLE if params.stages > 1:
+            stages = params.stages
+        case _:
+            raise ValueError(params.mode)
+    return PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=stages, num_bytes=4096, producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, consumers))
+
+
+def build(params=Params()):
+    params = dataclasses.replace(params, rows=params.rows * 2)
+    specs = [TaskSpec("StoreTask", 4, 160), TaskSpec(name="LoadTask", warps=1), TaskSpec("PadTask", 3)]
+    smem = Smem(name="smem", pipeline_config=pipeline_for(params, specs[0].warps * 32))
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    alloc = SmemAllocator()
+    alloc.add_resource(smem)
+    alloc.compute_layout()
+    rows = params.rows
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, rows, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, rows, 1):
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def pad_schedule():
+        with domain_loop(0, 1, 1):
+            pass
+
+    wiring = [([smem], [out], store_schedule(smem, out)), ([inp], [smem], load_schedule(inp, smem)),
+              ([], [], pad_schedule())]
+    tasks, warp = [], 0
+    for spec, (src, dst, sched) in zip(specs, wiring, strict=True):
+        tasks.append(Task(name=spec.name, src_resources=src, dst_resources=dst, warp_idx=warp,
+                          num_warps=spec.warps, schedule=sched, num_registers=spec.registers))
+        warp += spec.warps
+    return TaskManager(tasks=tasks, resource_dependency_graph={smem: [inp], out: [smem]},
+                       smem_allocator=alloc, verbose=False)
+'''
+
+
+def test_namedtuple_specs_replace_and_match_same_model_as_runtime(tmp_path):
+    k = assert_parity(SPECS, tmp_path)
+    assert [(t.name, t.warp_idx, t.num_warps) for t in k.tasks] == [
+        ("StoreTask", 0, 4), ("LoadTask", 4, 1), ("PadTask", 5, 3)]
+    assert k.tasks[0].lowered.domain_end == 8
+
+
+@pytest.mark.parametrize("old, new, code", [
+    ("", "", None),                                                      # the valid program
+    ('TaskSpec("PadTask", 3)]', 'TaskSpec("PadTask", 3, 48)]', "TS710"),  # registers differ in warp group 1
+    ("specs[0].warps * 32", "specs[1].warps * 32", "TS430"),            # consumer group of the load task
+])
+def test_namedtuple_specs_defects_same_findings(tmp_path, old, new, code):
+    src = SPECS.replace(old, new) if old else SPECS
+    path = tmp_path / "program.py"
+    path.write_text(src)
+    from ts_runtime.testing import run_program
+    runtime = codes_and_lines(run_program(str(path), "build"), ALL)
+    assert lint_codes(src) == runtime
+    assert {c for c, _ in runtime} == ({code} if code else set())
+
+
+def _module_values(text):
+    from ts_lint.extract.context import Context
+    from ts_lint.extract.interpreter import Interpreter
+    from ts_lint.extract.source import parse
+    src = parse(textwrap.dedent(text), "m.py")
+    it = Interpreter(Context("m.py", src.pos, False, src), src.module)
+    it.run_module()
+    return it.module_scope.vars
+
+
+def test_match_statement_values():
+    v = _module_values('''
+        import enum
+        class Mode(enum.Enum):
+            A = 1
+            B = 2
+        def pick(m, n):
+            match m:
+                case Mode.A:
+                    return "a"
+                case Mode.B if n > 1:
+                    return "b-many"
+                case Mode.B:
+                    return "b"
+        match (1, 2, 3):
+            case (0, *_):
+                seq = "zero"
+            case (1, *rest):
+                seq = rest
+        match None:
+            case None:
+                single = "none"
+        match 5:
+            case 1 | 2:
+                alt = "small"
+            case 4 | 5 as x:
+                alt = x
+        match object():
+            case int():
+                cls = 1
+        a, b, c = pick(Mode.A, 0), pick(Mode.B, 2), pick(Mode.B, 1)
+    ''')
+    assert (v["a"], v["b"], v["c"]) == ("a", "b-many", "b")
+    assert v["seq"] == [2, 3] and v["single"] == "none" and v["alt"] == 5
+    assert v["cls"] is UNKNOWN            # a class pattern is not decided: what it binds is unknown
+
+
+def test_dataclasses_replace_and_namedtuple_values():
+    v = _module_values('''
+        import dataclasses
+        from typing import NamedTuple
+        @dataclasses.dataclass
+        class P:
+            a: int = 1
+            b: int = 2
+            def __post_init__(self):
+                self.c = self.a + self.b
+        class S(NamedTuple):
+            name: str
+            n: int = 3
+        p = dataclasses.replace(P(), b=10)
+        s, t = S("x"), S(n=5, name="y")
+        vals = (p.a, p.b, p.c, s.name, s.n, t.name, t.n)
+        bad = dataclasses.replace(P(), d=1)
+    ''')
+    assert v["vals"] == (1, 10, 11, "x", 3, "y", 5)
+    assert v["bad"] is UNKNOWN

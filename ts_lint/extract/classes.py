@@ -84,6 +84,10 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
     for k in _INTERNAL:
         ns.pop(k, None)
     cls.namespace = ns
+    if any(b.builtin == "external" and b.qualname in _NAMED_TUPLE for b in bases):
+        # `class Spec(NamedTuple)`: its fields and constructor are a dataclass's (positional
+        # or keyword, defaults from the class body); as a tuple (index, unpack) it stays unknown
+        process_dataclass(it, cls, {})
     for dec in reversed(node.decorators):
         d = it.eval(dec.decorator, scope)
         if isinstance(d, BuiltinFunc):
@@ -92,6 +96,9 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
                 cls = r
     finish_work_methods(it, cls)
     return cls
+
+
+_NAMED_TUPLE = ("typing.NamedTuple", "typing_extensions.NamedTuple")
 
 
 # ------------------------------------------------------------------ dataclasses
@@ -224,6 +231,21 @@ def dataclass_init(it, k: ClassVal, inst: InstanceVal, args, kwargs, call_node):
         it.setattr(inst, f.name, val, call_node)
     call_post_init(it, inst, call_node)
     return None
+
+
+def dataclass_replace(it, args, kwargs, call):
+    """`dataclasses.replace(obj, **changes)`: a new instance built by the class's own
+    constructor from obj's init fields and the changes (as Python does)."""
+    if len(args) != 1 or not isinstance(args[0], InstanceVal) or not args[0].cls.is_dataclass:
+        return UNKNOWN
+    obj = args[0]
+    fields = all_fields(obj.cls)
+    init = {f.name for f in fields if f.init}
+    if any(name not in init for name in kwargs):
+        return UNKNOWN         # Python raises (a field with init=False, or no such field)
+    values = {f.name: obj.attrs.get(f.name, UNKNOWN) for f in fields if f.init}
+    values.update(kwargs)
+    return it.call(obj.cls, [], values, call)
 
 
 def call_post_init(it, inst: InstanceVal, call_node):

@@ -72,6 +72,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             cst.Assert: self._x_assert, cst.FunctionDef: self._x_funcdef,
             cst.ClassDef: self._x_classdef, cst.If: self._x_if, cst.For: self._x_for,
             cst.While: self._x_while, cst.With: self._x_with, cst.Try: self._x_try,
+            cst.Match: self._x_match,
         }
 
     # ================================================================== helpers

@@ -650,6 +650,9 @@ def stdlib(qualname: str):
         return BuiltinFunc("dataclass", dataclass_decorator, qualname=qualname)
     if qualname == "dataclasses.field":
         return BuiltinFunc("field", _dc_field, qualname=qualname)
+    if qualname == "dataclasses.replace":
+        from .classes import dataclass_replace
+        return BuiltinFunc("replace", dataclass_replace, qualname=qualname)
     if qualname.startswith("math."):
         return _math(qualname[5:])
     if qualname in ("functools.lru_cache", "functools.cache", "functools.cached_property",

@@ -307,6 +307,82 @@ class StatementsMixin:
                 x is RUNTIME or isinstance(x, (int, float, bool)) for x in (a, b)) else UNKNOWN
         return True
 
+    def _x_match(self, node, scope):
+        """`match` on a subject whose value is known: the first case whose pattern matches
+        and whose guard holds runs, as in Python. A pattern or guard that cannot be
+        decided (unknown subject, class or mapping pattern) skips the whole statement."""
+        subject = self.eval(node.subject, scope)
+        for case in node.cases:
+            binds: dict = {}
+            m = self._match(case.pattern, subject, scope, binds)
+            if m is None:
+                return self.skip(node, scope, node.subject, "match subject")
+            if not m:
+                continue
+            for name, v in binds.items():
+                self.assign_name(name, v, scope)
+            if case.guard is not None:
+                t = truth(self.eval(case.guard, scope))
+                if t is None:
+                    return self.skip(node, scope, case.guard, "match guard")
+                if not t:
+                    continue
+            self.exec_block(case.body, scope)
+            return
+
+    def _match(self, p, v, scope, binds: dict):
+        """Whether pattern `p` matches value `v` (True / False), None when undecidable;
+        fills `binds` with the captures."""
+        if isinstance(p, cst.MatchAs):
+            if p.pattern is not None:
+                m = self._match(p.pattern, v, scope, binds)
+                if not m:
+                    return m
+            if p.name is not None:
+                binds[p.name.value] = v
+            return True
+        if v is UNKNOWN or v is RUNTIME or isinstance(v, DataFlowToken):
+            return None
+        if isinstance(p, cst.MatchSingleton):
+            return v is {"None": None, "True": True, "False": False}[p.value.value]
+        if isinstance(p, cst.MatchValue):
+            return truth(binop(operator.eq, v, self.eval(p.value, scope)))
+        if isinstance(p, cst.MatchOr):
+            undecided = False
+            for el in p.patterns:
+                trial: dict = {}
+                m = self._match(el.pattern, v, scope, trial)
+                if m:
+                    binds.update(trial)
+                    return True
+                undecided = undecided or m is None
+            return None if undecided else False
+        if isinstance(p, (cst.MatchList, cst.MatchTuple)):
+            if not isinstance(v, (list, tuple)):
+                return None if isinstance(v, InstanceVal) else False
+            items = [el for el in p.patterns]
+            stars = [i for i, el in enumerate(items) if isinstance(el, cst.MatchStar)]
+            if not stars:
+                if len(items) != len(v):
+                    return False
+                pairs = [(el.value, x) for el, x in zip(items, v)]
+            else:
+                k = stars[0]
+                tail = len(items) - k - 1
+                if len(v) < len(items) - 1:
+                    return False
+                rest = list(v[k:len(v) - tail])
+                if items[k].name is not None:
+                    binds[items[k].name.value] = rest
+                pairs = [(el.value, x) for el, x in zip(items[:k], v[:k])]
+                pairs += [(el.value, x) for el, x in zip(items[k + 1:], v[len(v) - tail:])]
+            for sub, x in pairs:
+                m = self._match(sub, x, scope, binds)
+                if not m:
+                    return m
+            return True
+        return None             # class and mapping patterns
+
     def skip(self, node, scope, cond_node, what: str):
         """Does not run `node` (unknown condition / iterable): what it assigns becomes UNKNOWN."""
         from .skip import effects
