@@ -1097,3 +1097,91 @@ def test_dataclasses_replace_and_namedtuple_values():
     ''')
     assert v["vals"] == (1, 10, 11, "x", 3, "y", 5)
     assert v["bad"] is UNKNOWN
+
+
+def test_generator_functions_yield_their_items():
+    v = _module_values('''
+        import os
+        def gen(n):
+            for i in range(n):
+                yield i * 2
+            yield from (100, 200)
+        def early(n):
+            yield 1
+            if n:
+                return
+            yield 2
+        def unknown_branch():
+            if os.environ.get("X"):
+                yield 1
+            yield 2
+        def forever():
+            i = 0
+            while True:
+                yield i
+                i += 1
+        a = list(gen(2))
+        b = [x for x in gen(1)]
+        c = (list(early(True)), list(early(False)))
+        d = unknown_branch()
+        e = forever()
+        first, *rest = gen(3)
+    ''')
+    assert v["a"] == [0, 2, 100, 200] and v["b"] == [0, 100, 200]
+    assert v["c"] == ([1], [1, 2])
+    assert v["d"] is UNKNOWN and v["e"] is UNKNOWN     # never a guessed item list
+    assert (v["first"], v["rest"]) == (0, [2, 4, 100, 200])
+
+
+GENERATED_TASKS = HEADER + '''
+STORE_WARPS = 4
+
+
+def gen_tasks(inp, smem, out):
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, 8, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, 8, 1):
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    yield Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0,
+               num_warps=STORE_WARPS, schedule=store_schedule(smem, out))
+    yield Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=STORE_WARPS,
+               num_warps=1, schedule=load_schedule(inp, smem))
+
+
+def build():
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    smem = Smem(name="smem", pipeline_config=PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=2, num_bytes=4096, producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, STORE_WARPS * 32)))
+    alloc = SmemAllocator()
+    alloc.add_resource(smem)
+    alloc.compute_layout()
+    first, *rest = gen_tasks(inp, smem, out)
+    return TaskManager(tasks=[first, *rest], resource_dependency_graph={smem: [inp], out: [smem]},
+                       smem_allocator=alloc, verbose=False)
+'''
+
+
+def test_tasks_from_a_generator_same_model_and_findings_as_runtime(tmp_path):
+    k = assert_parity(GENERATED_TASKS, tmp_path)
+    assert [t.name for t in k.tasks] == ["StoreTask", "LoadTask"]
+    bad = GENERATED_TASKS.replace("STORE_WARPS * 32)))", "STORE_WARPS * 16)))")
+    path = tmp_path / "bad.py"
+    path.write_text(bad)
+    from ts_runtime.testing import run_program
+    runtime = codes_and_lines(run_program(str(path), "build"), ALL)
+    assert {c for c, _ in runtime} == {"TS430"} and lint_codes(bad) == runtime

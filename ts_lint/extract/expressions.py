@@ -132,6 +132,23 @@ class ExpressionsMixin:
             return UNKNOWN
         return fn(node, scope)
 
+    def _e_yield(self, node: cst.Yield, scope):
+        """`yield v` / `yield from xs` in a generator function's frame (interpreter.
+        call_function): the items are collected; the expression's value is None."""
+        frame = self.frame
+        if isinstance(node.value, cst.From):
+            v = self.eval(node.value.item, scope)
+            items = self.iterate(v)
+        else:
+            items = [None if node.value is None else self.eval(node.value, scope)]
+        if frame is None or frame.yields is None:
+            return UNKNOWN
+        if items is None:
+            frame.yields_unknown = True
+        else:
+            frame.yields.extend(items)
+        return None
+
     def _e_name(self, node: cst.Name, scope):
         return self.lookup(node.value, scope)
 

@@ -31,11 +31,13 @@ class _LoopUnknown(Exception):
 
 
 class Frame:
-    __slots__ = ("func", "scope", "self_val", "maybe_returned")
+    __slots__ = ("func", "scope", "self_val", "maybe_returned", "yields", "yields_unknown")
 
     def __init__(self, func, scope, self_val=None):
         self.func, self.scope, self.self_val = func, scope, self_val
         self.maybe_returned = False
+        self.yields = None            # a generator function's frame: the values it yielded
+        self.yields_unknown = False   # a yield was skipped or its values are unknown
 
 
 def param_list(params: cst.Parameters):

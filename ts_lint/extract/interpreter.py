@@ -58,7 +58,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             cst.SetComp: self._e_setcomp, cst.GeneratorExp: self._e_listcomp,
             cst.DictComp: self._e_dictcomp, cst.BinaryOperation: self._e_binop,
             cst.UnaryOperation: self._e_unary, cst.BooleanOperation: self._e_boolop,
-            cst.Comparison: self._e_compare, cst.IfExp: self._e_ifexp, cst.Lambda: self._e_lambda,
+            cst.Comparison: self._e_compare, cst.IfExp: self._e_ifexp, cst.Lambda: self._e_lambda, cst.Yield: self._e_yield,
             cst.Subscript: self._e_subscript, cst.NamedExpr: self._e_namedexpr,
             cst.Ellipsis: lambda n, s: Ellipsis,
         }
@@ -257,10 +257,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 ctx.depth -= 1
         ctx.entered.add(func.node)
         frame = Frame(func, scope, self_val)
+        body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body
+        if self._is_generator(body):
+            frame.yields = []
         self.frames.append(frame)
         ctx.depth += 1
         loops, self._loop_depth = self._loop_depth, 0     # the caller's loops are not ours
-        body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body
         try:
             self.exec_block(body, scope)
             result = None
@@ -272,9 +274,20 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             ctx.depth -= 1
             self.frames.pop()
             self._loop_depth = loops
+        if frame.yields is not None:
+            # a generator function: run to completion when called, its items as a list
+            # (lazy consumption, send() and the generator's return value are not modelled)
+            if frame.maybe_returned or frame.yields_unknown or result is UNKNOWN:
+                return UNKNOWN
+            return frame.yields
         if frame.maybe_returned:
             return UNKNOWN
         return result
+
+    def _is_generator(self, body) -> bool:
+        from .skip import effects
+        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        return any(effects(st, self._effects_cache).yields for st in stmts)
 
     # ------------------------------------------------------------------ classes / instances
     def init_of(self, k: ClassVal):

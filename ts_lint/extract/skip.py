@@ -24,6 +24,7 @@ class Effects:
     returns: bool = False
     breaks: bool = False                           # a break / continue of an enclosing loop
     any_call: bool = False
+    yields: bool = False                           # a yield of the enclosing function
 
     @property
     def ts_calls(self) -> bool:
@@ -135,6 +136,18 @@ class _Collector(cst.CSTVisitor):
                     n = n.value
                 if isinstance(n, cst.Name):
                     self.eff.names.add(n.value)
+
+    def visit_Yield(self, node):
+        if self.depth == 0:
+            self.eff.yields = True
+
+    def visit_MatchAs(self, node):
+        if self.depth == 0 and node.name is not None:
+            self.eff.names.add(node.name.value)
+
+    def visit_MatchStar(self, node):
+        if self.depth == 0 and node.name is not None:
+            self.eff.names.add(node.name.value)
 
     def visit_Call(self, node):
         if self.depth:

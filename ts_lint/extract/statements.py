@@ -403,6 +403,8 @@ class StatementsMixin:
                 obj.setup_unknown = True     # whether it is set up there is unknown (TS705 / TS902 / TS903)
         if eff.returns and self.frame is not None:
             self.frame.maybe_returned = True
+        if eff.yields and self.frame is not None and self.frame.yields is not None:
+            self.frame.yields_unknown = True      # a generator's items are then unknown
         if (eff.breaks or eff.returns) and self._loop_depth:
             raise _LoopUnknown()          # whether the enclosing loop goes on is unknown
         if any(self._relevant_callee(r, scope) for r in eff.callee_roots):
