@@ -1185,3 +1185,34 @@ def test_tasks_from_a_generator_same_model_and_findings_as_runtime(tmp_path):
     from ts_runtime.testing import run_program
     runtime = codes_and_lines(run_program(str(path), "build"), ALL)
     assert {c for c, _ in runtime} == {"TS430"} and lint_codes(bad) == runtime
+
+
+def test_key_functions_copies_and_cached_properties():
+    v = _module_values('''
+        import copy, functools, typing
+        class Spec:
+            def __init__(self, name, warp):
+                self.name, self.warp = name, warp
+            @functools.cached_property
+            def end(self):
+                return self.warp + 4
+        specs = [Spec("b", 4), Spec("a", 0), Spec("c", 4)]
+        by_warp = [s.name for s in sorted(specs, key=lambda s: s.warp)]
+        by_warp_desc = [s.name for s in sorted(specs, key=lambda s: s.warp, reverse=True)]
+        first = min(specs, key=lambda s: s.warp).name
+        last = max(specs, key=lambda s: s.warp).name          # the first of equal keys
+        specs.sort(key=lambda s: s.name)
+        in_place = [s.name for s in specs]
+        end = specs[0].end
+        cfg = {"warps": {"load": 1}}
+        deep = copy.deepcopy(cfg)
+        deep["warps"]["load"] = 2
+        kept = cfg["warps"]["load"]
+        cast = typing.cast(int, 3)
+        unknown_key = sorted(specs, key=lambda s: s)       # objects are not plain keys
+    ''')
+    assert v["by_warp"] == ["a", "b", "c"] and v["by_warp_desc"] == ["b", "c", "a"]
+    assert (v["first"], v["last"]) == ("a", "b")
+    assert v["in_place"] == ["a", "b", "c"] and v["end"] == 4
+    assert v["kept"] == 1 and v["cast"] == 3
+    assert v["unknown_key"] is UNKNOWN

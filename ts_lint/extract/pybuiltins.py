@@ -103,6 +103,35 @@ def _seq_builtin(kind):
     return impl
 
 
+def _sort_keys(it, seq, key, call):
+    """The key of each item (`key=` of sorted / list.sort / min / max), or None when one is
+    not plain data (then the order is unknown)."""
+    keys = []
+    for x in seq:
+        k = it.call(key, [x], {}, call)
+        if not is_concrete(k):
+            return None
+        keys.append(k)
+    return keys
+
+
+def _order(it, seq, key, reverse, call):
+    """`sorted(seq, key=key, reverse=reverse)` as a list, or None when unknown."""
+    if key is None:
+        if not is_concrete(seq):
+            return None
+        keys = seq
+    else:
+        keys = _sort_keys(it, seq, key, call)
+        if keys is None:
+            return None
+    try:
+        order = sorted(range(len(seq)), key=keys.__getitem__, reverse=bool(reverse))
+    except Exception:
+        return None
+    return [seq[i] for i in order]
+
+
 def _minmax(fn):
     def impl(it, args, kwargs, call):
         vals = args
@@ -110,11 +139,23 @@ def _minmax(fn):
             vals = it.iterate(args[0])
             if vals is None:
                 return UNKNOWN
+        key = kwargs.get("key")
+        if key is not None:
+            if not vals:
+                return kwargs.get("default", UNKNOWN)
+            keys = _sort_keys(it, list(vals), key, call)
+            if keys is None:
+                return UNKNOWN
+            try:
+                best = fn(range(len(keys)), key=keys.__getitem__)   # the first of equal keys, as Python
+            except Exception:
+                return UNKNOWN
+            return vals[best]
         if any(v is UNKNOWN for v in vals):
             return UNKNOWN
         if any(v is RUNTIME for v in vals):
             return RUNTIME
-        if not is_concrete(list(vals)) or not vals or kwargs.get("key") is not None:
+        if not is_concrete(list(vals)) or not vals:
             return kwargs.get("default", UNKNOWN) if not vals else UNKNOWN
         try:
             return fn(vals)
@@ -168,12 +209,10 @@ def _reversed(it, args, kwargs, call):
 
 def _sorted(it, args, kwargs, call):
     seq = it.iterate(args[0]) if args else None
-    if seq is None or not is_concrete(seq) or kwargs.get("key") is not None:
+    if seq is None:
         return UNKNOWN
-    try:
-        return sorted(seq, reverse=bool(kwargs.get("reverse", False)))
-    except Exception:
-        return UNKNOWN
+    out = _order(it, seq, kwargs.get("key"), kwargs.get("reverse", False), call)
+    return UNKNOWN if out is None else out
 
 
 def _anyall(fn):
@@ -491,12 +530,11 @@ def _list_mut(it, lst, name, args, kwargs):
             if x is args[0] or (is_concrete(x) and is_concrete(args[0]) and x == args[0]):
                 del lst[i]
                 return None
-    if name == "sort" and is_concrete(lst) and not kwargs:
-        try:
-            lst.sort()
+    if name == "sort" and not args and set(kwargs) <= {"key", "reverse"}:
+        out = _order(it, list(lst), kwargs.get("key"), kwargs.get("reverse", False), None)
+        if out is not None:
+            lst[:] = out
             return None
-        except Exception:
-            pass
     taint(lst)
     return UNKNOWN
 
@@ -655,7 +693,13 @@ def stdlib(qualname: str):
         return BuiltinFunc("replace", dataclass_replace, qualname=qualname)
     if qualname.startswith("math."):
         return _math(qualname[5:])
-    if qualname in ("functools.lru_cache", "functools.cache", "functools.cached_property",
+    if qualname == "functools.cached_property":
+        return BuiltinFunc("cached_property", _property, qualname=qualname)
+    if qualname == "typing.cast":
+        return BuiltinFunc("cast", lambda it, a, k, c: a[1] if len(a) == 2 else UNKNOWN, qualname=qualname)
+    if qualname in ("copy.copy", "copy.deepcopy"):
+        return BuiltinFunc(qualname[5:], _copy(qualname[5:]), qualname=qualname)
+    if qualname in ("functools.lru_cache", "functools.cache",
                     "functools.wraps", "typing.overload", "typing.final", "abc.abstractmethod"):
         return BuiltinFunc(qualname, _identity_decorator, qualname=qualname)
     if qualname == "functools.partial":
@@ -669,6 +713,25 @@ def stdlib(qualname: str):
     if qualname == "functools.reduce":
         return BuiltinFunc("reduce", _reduce, qualname=qualname)
     return None
+
+
+def _copy(name):
+    """copy.copy / copy.deepcopy of plain data (a shallow copy of a list, dict or set of
+    anything); a copy of another object stays unknown."""
+    import copy
+
+    def impl(it, args, kwargs, call):
+        if len(args) != 1:
+            return UNKNOWN
+        v = args[0]
+        if is_concrete(v):
+            return copy.deepcopy(v)
+        if name == "copy" and isinstance(v, (list, dict, set)):
+            return type(v)(v)
+        if isinstance(v, tuple) and name == "copy":
+            return v
+        return UNKNOWN
+    return impl
 
 
 def _identity_decorator(it, args, kwargs, call):
