@@ -1216,3 +1216,22 @@ def test_key_functions_copies_and_cached_properties():
     assert v["in_place"] == ["a", "b", "c"] and v["end"] == 4
     assert v["kept"] == 1 and v["cast"] == 3
     assert v["unknown_key"] is UNKNOWN
+
+
+def test_vars_of_an_argparse_namespace():
+    v = _module_values('''
+        import argparse
+        def parse_args(argv=None):
+            p = argparse.ArgumentParser()
+            p.add_argument("--stages", type=int, default=3)
+            p.add_argument("--verbose", action="store_true")
+            return p.parse_args(argv)
+        def build(stages=2, verbose=True):
+            return (stages, verbose)
+        args = parse_args()
+        built = build(**vars(args))
+        shifted = {k: v + 1 for k, v in vars(args).items() if k == "stages"}
+        vars(args).update(stages=5)
+        updated = args.stages
+    ''')
+    assert v["built"] == (3, False) and v["shifted"] == {"stages": 4} and v["updated"] == 5

@@ -164,6 +164,15 @@ def _minmax(fn):
     return impl
 
 
+def _vars(it, args, kwargs, call):
+    """`vars(ns)` of an argparse namespace or an instance: its attributes (the live dict,
+    as in Python: `vars(args).update(...)` changes `args`)."""
+    from .values import InstanceVal, NamespaceVal
+    if len(args) == 1 and isinstance(args[0], (NamespaceVal, InstanceVal)):
+        return args[0].attrs
+    return UNKNOWN
+
+
 def _sum(it, args, kwargs, call):
     if not args:
         return UNKNOWN
@@ -422,8 +431,7 @@ def builtin_names(it) -> dict:
         "id": _b("id", lambda it, a, k, c: UNKNOWN), "hash": _b("hash", _concrete_call(hash)),
         "callable": _b("callable", lambda it, a, k, c: True if a and isinstance(
             a[0], (FuncVal, BuiltinFunc, BoundMethod, ClassVal)) else UNKNOWN),
-        "vars": _b("vars", lambda it, a, k, c: dict(a[0].attrs) if a and isinstance(a[0], InstanceVal)
-                   else UNKNOWN),
+        "vars": _b("vars", _vars),
         "open": _b("open", lambda it, a, k, c: UNKNOWN),
         "input": _b("input", lambda it, a, k, c: UNKNOWN),
         "exit": _b("exit", lambda it, a, k, c: UNKNOWN),
