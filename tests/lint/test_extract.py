@@ -1235,3 +1235,37 @@ def test_vars_of_an_argparse_namespace():
         updated = args.stages
     ''')
     assert v["built"] == (3, False) and v["shifted"] == {"stages": 4} and v["updated"] == 5
+
+
+def test_graph_built_in_a_defaultdict_same_model_as_runtime(tmp_path):
+    src = COPY.replace('''    graph = {
+        smem: [inp],
+        out: [smem],
+    }''', '''    from collections import defaultdict
+    graph = defaultdict(list)
+    for consumer, producer in ((smem, inp), (out, smem)):
+        graph[consumer].append(producer)''')
+    assert "defaultdict" in src
+    assert_parity(src, tmp_path)
+    missing = src.replace("((smem, inp), (out, smem))", "((smem, inp),)")
+    assert {c for c, _ in lint_codes(missing)} == {"TS355"}
+
+
+def test_defaultdict_ordereddict_fromkeys_values():
+    v = _module_values('''
+        import collections
+        from collections import defaultdict, OrderedDict
+        counts = defaultdict(int)
+        for w in ("a", "b", "a"):
+            counts[w] += 1
+        nested = defaultdict(lambda: [0])
+        nested["x"].append(1)
+        plain = dict(counts)
+        od = OrderedDict([("k", 1)])
+        keys = dict.fromkeys(["a", "b"], 0)
+        no_factory = defaultdict(None)
+        missing = no_factory["x"]
+    ''')
+    assert v["plain"] == {"a": 2, "b": 1} and v["nested"]["x"] == [0, 1]
+    assert v["od"] == {"k": 1} and v["keys"] == {"a": 0, "b": 0}
+    assert v["missing"] is UNKNOWN

@@ -8,7 +8,7 @@ from typing import Optional
 import libcst as cst
 
 from .values import (
-    BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DtypeVal, FieldVal, FuncVal, InstanceVal,
+    BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DefaultDictVal, DtypeVal, FieldVal, FuncVal, InstanceVal,
     is_abstract, is_concrete, NamespaceVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
     UNKNOWN,
 )
@@ -436,6 +436,11 @@ class ExpressionsMixin:
         if isinstance(base, dict):
             try:
                 return base[key]
+            except KeyError:
+                if isinstance(base, DefaultDictVal) and base.factory is not None:
+                    v = base[key] = self.call(base.factory, [], {}, node)
+                    return v
+                return UNKNOWN
             except Exception:
                 return UNKNOWN
         if isinstance(base, InstanceVal):

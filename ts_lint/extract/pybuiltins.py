@@ -703,6 +703,13 @@ def stdlib(qualname: str):
         return _math(qualname[5:])
     if qualname == "functools.cached_property":
         return BuiltinFunc("cached_property", _property, qualname=qualname)
+    if qualname == "collections.defaultdict":
+        return BuiltinFunc("defaultdict", _defaultdict, qualname=qualname)
+    if qualname == "collections.OrderedDict":
+        return BuiltinFunc("OrderedDict", lambda it, a, k, c: _seq_builtin("dict")(it, a, k, c),
+                           qualname=qualname)
+    if qualname == "builtins.dict.fromkeys":
+        return BuiltinFunc("fromkeys", _fromkeys, qualname=qualname)
     if qualname == "typing.cast":
         return BuiltinFunc("cast", lambda it, a, k, c: a[1] if len(a) == 2 else UNKNOWN, qualname=qualname)
     if qualname in ("copy.copy", "copy.deepcopy"):
@@ -721,6 +728,28 @@ def stdlib(qualname: str):
     if qualname == "functools.reduce":
         return BuiltinFunc("reduce", _reduce, qualname=qualname)
     return None
+
+
+def _defaultdict(it, args, kwargs, call):
+    """`defaultdict(factory, [mapping or pairs], **kw)`."""
+    from .values import DefaultDictVal
+    factory = args[0] if args else None
+    if factory is not None and not isinstance(factory, (BuiltinFunc, FuncVal, ClassVal, BoundMethod)):
+        return UNKNOWN
+    init = _seq_builtin("dict")(it, list(args[1:2]), kwargs, call) if len(args) > 1 or kwargs else {}
+    if not isinstance(init, dict):
+        return UNKNOWN
+    return DefaultDictVal(factory, init)
+
+
+def _fromkeys(it, args, kwargs, call):
+    keys = it.iterate(args[0]) if args else None
+    if keys is None:
+        return UNKNOWN
+    try:
+        return dict.fromkeys(keys, args[1] if len(args) > 1 else None)
+    except TypeError:
+        return UNKNOWN
 
 
 def _copy(name):

@@ -351,6 +351,15 @@ class ArgParserVal:
     defaults: dict = field(default_factory=dict)
 
 
+class DefaultDictVal(dict):
+    """A `collections.defaultdict`: a dict everywhere, whose missing key read calls
+    `factory` and stores the result (expressions.getitem)."""
+
+    def __init__(self, factory, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.factory = factory
+
+
 @dataclass(eq=False)
 class NamespaceVal:
     attrs: dict = field(default_factory=dict)
