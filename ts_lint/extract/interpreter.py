@@ -48,6 +48,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self.ts = tsapi.TSApi(self)
         self.captures: list = []          # active schedule captures (innermost last)
         self._effects_cache: dict = {}
+        self._generators: dict = {}     # id(def node) -> whether it is a generator function
         self._loop_depth = 0
         self._eval = {
             cst.Name: self._e_name, cst.Attribute: self._e_attribute, cst.Call: self._e_call,
@@ -258,7 +259,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         ctx.entered.add(func.node)
         frame = Frame(func, scope, self_val)
         body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body
-        if self._is_generator(body):
+        if self._is_generator(func, body):
             frame.yields = []
         self.frames.append(frame)
         ctx.depth += 1
@@ -284,10 +285,22 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             return UNKNOWN
         return result
 
-    def _is_generator(self, body) -> bool:
-        from .skip import effects
-        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
-        return any(effects(st, self._effects_cache).yields for st in stmts)
+    def _is_generator(self, func, body) -> bool:
+        """Whether `func` has a yield of its own (memoised per def; a text without the
+        word is not walked)."""
+        hit = self._generators.get(id(func.node))
+        if hit is None:
+            from .imports import source_of
+            from .skip import effects
+            src = source_of(self.ctx, func.node)
+            text = src.function_text(func.node) if src is not None else ""
+            if text and "yield" not in text:
+                hit = False
+            else:
+                stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+                hit = any(effects(st, self._effects_cache).yields for st in stmts)
+            self._generators[id(func.node)] = hit
+        return hit
 
     # ------------------------------------------------------------------ classes / instances
     def init_of(self, k: ClassVal):
