@@ -75,19 +75,19 @@ def _md5(text: str) -> str:
 
 
 # ------------------------------------------------------------------ shared syntax helpers
-def _dec_name(d):
-    e = d.decorator
-    if isinstance(e, cst.Call):
-        e = e.func
-    if isinstance(e, cst.Name):
-        return e.value
-    if isinstance(e, cst.Attribute):
-        return e.attr.value
-    return None
+def _load_sibling(name):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_host = _load_sibling("agreement_host")      # the `host` family (its own file: the largest)
 
 
 def _is_schedule(fn) -> bool:
-    return any(_dec_name(d) == "schedule" for d in fn.decorators)
+    return any(_host.dec_name(d) == "schedule" for d in fn.decorators)
 
 
 def _is_docstring(st) -> bool:
@@ -297,16 +297,6 @@ def class_variants(t, src, per=25):
     return out
 
 
-# ------------------------------------------------------------------ family: host
-def _load_sibling(name):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-host_variants = _load_sibling("agreement_host").host_variants
 
 
 # ------------------------------------------------------------------ generation
@@ -320,7 +310,7 @@ def generate(tutorials: dict) -> list:
         out += [(n, s, op, t) for n, s, op in expr_variants(t, tutorials[t])]
     for t in have:
         out += [(n, s, op, t) for n, s, op in class_variants(t, tutorials[t])]
-    out += [(n, s, op, n.split("__")[0]) for n, s, op in host_variants(
+    out += [(n, s, op, n.split("__")[0]) for n, s, op in _host.host_variants(
         {t: tutorials[t] for t in BASE + EXTRA + HOST_ONLY if t in tutorials})]
     seen, uniq = set(), []
     for v in out:
