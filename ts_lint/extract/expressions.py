@@ -462,7 +462,7 @@ class ExpressionsMixin:
         if isinstance(obj, QualRef):
             return self.resolve_qual(obj.qualname + "." + name)
         if isinstance(obj, BuiltinFunc) and obj.qualname:
-            from .pybuiltins import stdlib
+            from .stdlib import stdlib
             v = stdlib(f"{obj.qualname}.{name}")      # `itertools.chain.from_iterable`
             if v is not None:
                 return v

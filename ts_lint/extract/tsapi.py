@@ -224,7 +224,7 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         width = N.dtype_width(qualname)
         if width is not None:
             return DtypeVal(qualname.rsplit(".", 1)[-1], width)
-        from .pybuiltins import stdlib
+        from .stdlib import stdlib
         v = stdlib(qualname)
         if v is not None:
             return v
@@ -342,7 +342,7 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         if isinstance(obj, TileSchedCfgVal):
             return obj.tile_scheduler_type if name == "tile_scheduler_type" else UNKNOWN
         if isinstance(obj, ArgParserVal):
-            from .pybuiltins import _argparse_method
+            from .stdlib import _argparse_method
             return _argparse_method(obj, name)
         if isinstance(obj, TaskManagerVal):
             if name in ("setup_resources_and_tasks", "run"):   # TS902 / TS903 (rules/other.py)

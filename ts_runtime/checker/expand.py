@@ -28,7 +28,7 @@ from ..model.lowered import HEAD, LOOP, TAIL, Entry, LoweredSchedule
 from ..model.values import RUNTIME, UNKNOWN, DynamicBound, is_static_int
 
 __all__ = [
-    "IterationCount", "iteration_count", "XStep", "ExpandedEntry", "expand_loop",
+    "IterationCount", "iteration_count", "ExpandedEntry", "expand_loop",
     "expand_skipped", "expand_task", "opaque_keys", "opaque_assignments", "Variant",
     "variants", "table_fallback", "is_persistent_kernel", "domain_probe",
 ]
