@@ -1269,3 +1269,19 @@ def test_defaultdict_ordereddict_fromkeys_values():
     assert v["plain"] == {"a": 2, "b": 1} and v["nested"]["x"] == [0, 1]
     assert v["od"] == {"k": 1} and v["keys"] == {"a": 0, "b": 0}
     assert v["missing"] is UNKNOWN
+
+
+def test_schedules_in_a_registry_keyed_by_name_same_model_as_runtime(tmp_path):
+    src = COPY.replace('''    @schedule
+    def load_schedule(input_gmem, smem):''', '''    registry = {}
+
+    def register(fn):
+        registry[fn.__name__] = fn
+        return fn
+
+    @register
+    @schedule
+    def load_schedule(input_gmem, smem):''').replace("schedule=load_schedule(inp, smem)",
+                                                    'schedule=registry["load_schedule"](inp, smem)')
+    assert 'registry["load_schedule"]' in src
+    assert_parity(src, tmp_path)

@@ -523,6 +523,13 @@ class ExpressionsMixin:
                 return obj.width
             return UNKNOWN
         if isinstance(obj, ScheduleFuncVal):
+            # functools.wraps: a @schedule function keeps its name (a registry keyed by it)
+            if name == "__name__":
+                return obj.func.name
+            if name == "__qualname__":
+                return obj.func.qualname
+            if name == "__wrapped__":
+                return obj.func
             return UNKNOWN
         from .pybuiltins import py_attr
         return py_attr(self, obj, name, node)
