@@ -20,6 +20,9 @@ import traceback
 import types
 import warnings
 
+# benchmarks/copy.py would shadow the stdlib `copy` that the DSL imports
+sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != os.path.dirname(os.path.realpath(__file__))]
+
 os.environ.setdefault("CUTE_DSL_ARCH", "sm_100a")
 
 
