@@ -381,12 +381,13 @@ def main(argv=None) -> int:
     if todo and not args.no_reference_runs:
         print(f"running the reference on {len(todo)} variants ...", file=sys.stderr)
         with cf.ThreadPoolExecutor(args.jobs) as ex:
-            for (name, text, _, t), verdict in zip(todo, ex.map(
-                    lambda v: reference_verdict(folder / f"{v[0]}.py", v[3]), todo)):
+            for k, ((name, text, _, t), verdict) in enumerate(zip(todo, ex.map(
+                    lambda v: reference_verdict(folder / f"{v[0]}.py", v[3]), todo)), 1):
                 if verdict["accepted"] is not None:
                     cache[_md5(text)] = {"accepted": verdict["accepted"], "exc_type": verdict.get("exc_type"),
                                          "message": (verdict.get("message") or "")[:300]}
-        cache_path.write_text(json.dumps(cache, indent=0, sort_keys=True) + "\n")
+                if k % 20 == 0 or k == len(todo):      # an interrupted run keeps what it has
+                    cache_path.write_text(json.dumps(cache, indent=0, sort_keys=True) + "\n")
     lint = lint_folder(folder, args.jobs)
     rows = collections.defaultdict(collections.Counter)
     ops = collections.defaultdict(collections.Counter)
