@@ -138,12 +138,13 @@ HOOKS = {
 
 def _complete_pipeline_module():
     """The tutorials import some `cutlass.pipeline` names from the reference's pipeline
-    module, which re-exports only part of them (tests/oracle.py does the same)."""
-    import cutlass.experimental.task_scheduling.pipeline as tsp
-    import cutlass.pipeline as cp
-    for name in [n for n in dir(cp) if not n.startswith("_")]:
-        if not hasattr(tsp, name):
-            setattr(tsp, name, getattr(cp, name))
+    module, which re-exports only part of them: benchmarks/checker.py's
+    `_add_pipeline_names` adds them (as tests/oracle.py's runner does)."""
+    here = os.path.dirname(os.path.realpath(__file__))
+    spec = importlib.util.spec_from_file_location("ts_bench_checker", os.path.join(here, "checker.py"))
+    checker = sys.modules[spec.name] = importlib.util.module_from_spec(spec)   # for its dataclasses
+    spec.loader.exec_module(checker)
+    checker._add_pipeline_names()
 
 
 def main():
