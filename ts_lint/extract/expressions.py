@@ -220,7 +220,7 @@ class ExpressionsMixin:
     def _elements(self, elements, scope):
         out = []
         for el in elements:
-            if isinstance(el, cst.StarredElement):
+            if type(el) is cst.StarredElement:
                 v = self.eval(el.value, scope)
                 seq = self.iterate(v)
                 if seq is None:
@@ -579,7 +579,7 @@ class ExpressionsMixin:
 
     # ------------------------------------------------------------------ calls
     def _e_call(self, node: cst.Call, scope):
-        if isinstance(node.func, cst.Name) and node.func.value == "super" and not node.args \
+        if type(node.func) is cst.Name and node.func.value == "super" and not node.args \
                 and self.lookup("super", scope) is self.builtins.get("super"):
             return self._zero_arg_super(scope)
         fn = self.eval(node.func, scope)

@@ -47,10 +47,10 @@ def param_list(params: cst.Parameters):
         out.append((p, "positional_only"))
     for p in params.params:
         out.append((p, "pos_or_kw"))
-    if isinstance(params.star_arg, cst.Param):
+    if type(params.star_arg) is cst.Param:
         out.append((params.star_arg, "var_pos"))
     for p in params.kwonly_params:
         out.append((p, "kw_only"))
-    if isinstance(params.star_kwarg, cst.Param):
+    if type(params.star_kwarg) is cst.Param:
         out.append((params.star_kwarg, "var_kw"))
     return out

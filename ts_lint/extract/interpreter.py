@@ -86,7 +86,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         return self.captures[-1] if self.captures else None
 
     def rng(self, node):
-        if isinstance(node, (cst.Tuple, cst.GeneratorExp)) and node.lpar and node.rpar:
+        t = type(node)
+        if (t is cst.Tuple or t is cst.GeneratorExp) and node.lpar and node.rpar:
             # ast (and so the runtime's locate.py) counts a tuple's parentheses as part of it
             a, b = self.ctx.range(node.lpar[0]), self.ctx.range(node.rpar[-1])
             from ts_runtime.source import SourceRange

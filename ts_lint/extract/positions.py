@@ -90,8 +90,12 @@ class Unit:
     """One parsed piece of a file (a top-level statement or a function) and the character
     offsets of its nodes in its own text. Units are immutable and cached by text
     (ts_lint.extract.source), so the same unit can be placed at different lines in
-    different analyses; a `Positions` maps it to its place in one file."""
-    __slots__ = ("module", "text", "starts", "offsets", "kind", "__weakref__")
+    different analyses; a `Positions` maps it to its place in one file.
+
+    `ranges` keeps the last SourceRange made for each node with the file and line offset
+    it was made for: a warm re-lint places most units where they were before, and then
+    reuses them instead of locating every node again."""
+    __slots__ = ("module", "text", "starts", "offsets", "kind", "ranges", "__weakref__")
 
     def __init__(self, module: cst.Module, text: str, kind: str = "skeleton"):
         state = _OffsetState(module, self)
@@ -101,6 +105,7 @@ class Unit:
         self.kind = kind
         self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
         self.offsets = state.computed             # id(node) -> (start, end, self)
+        self.ranges: Dict[int, tuple] = {}        # id(node) -> (path, line offset, SourceRange)
 
 
 class Positions:
@@ -145,11 +150,19 @@ class Positions:
         return a, b
 
     def range(self, node) -> SourceRange:
-        span = self._offsets.get(id(node))
+        key = id(node)
+        span = self._offsets.get(key)
         if span is None:
             return SourceRange(self.path, 1, 0)
-        (l1, c1), (l2, c2) = self._line_col(span[2], span[0]), self._line_col(span[2], span[1])
-        return SourceRange(self.path, l1, c1, l2, c2)
+        unit = span[2]
+        off = self._line_offset[id(unit)]
+        hit = unit.ranges.get(key)
+        if hit is not None and hit[1] == off and hit[0] == self.path:
+            return hit[2]
+        (l1, c1), (l2, c2) = self._line_col(unit, span[0]), self._line_col(unit, span[1])
+        r = SourceRange(self.path, l1, c1, l2, c2)
+        unit.ranges[key] = (self.path, off, r)
+        return r
 
     def path_of(self, node) -> str:
         """The file of a node (ts_lint.extract.imports.MultiPositions: one of several)."""

@@ -23,11 +23,15 @@ _AUGOPS = {
     cst.MatrixMultiplyAssign: operator.matmul,
 }
 
+# a string expression statement (a docstring) has no effect
+_STRINGS = frozenset({cst.SimpleString, cst.ConcatenatedString, cst.FormattedString})
+
 
 class StatementsMixin:
     # ================================================================== statements
     def exec_block(self, body, scope):
-        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        t = type(body)
+        stmts = body.body if t is cst.IndentedBlock or t is cst.SimpleStatementSuite else body
         for stmt in stmts:
             self.exec_stmt(stmt, scope)
 
@@ -42,7 +46,7 @@ class StatementsMixin:
             self.exec_stmt(s, scope)
 
     def _x_expr(self, node: cst.Expr, scope):
-        if isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        if type(node.value) in _STRINGS:
             return                        # a docstring / string statement has no effect
         self.eval(node.value, scope)
 

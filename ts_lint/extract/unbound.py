@@ -93,10 +93,34 @@ class _PatternNames(cst.CSTVisitor):
             self.out.add(node.rest.value)
 
 
+_SEQUENCES = frozenset({cst.Tuple, cst.List, cst.Set})
+_MATCH = getattr(cst, "Match", None)
+_KIND: dict = {}
+
+
+def _kind(t) -> tuple:
+    """(compound statement, small statement) of a node class, cached: an isinstance on
+    libcst's abstract bases goes through ABCMeta.__instancecheck__ on every call."""
+    k = _KIND.get(t)
+    if k is None:
+        k = _KIND[t] = (issubclass(t, cst.BaseCompoundStatement), issubclass(t, cst.BaseSmallStatement))
+    return k
+
+
+def _compound(t) -> bool:
+    return _kind(t)[0]
+
+
+def _small(t) -> bool:
+    return _kind(t)[1]
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp})
+_LITERALS = frozenset({cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis})
+
+
 def _params(params: cst.Parameters) -> list:
     out = [*params.posonly_params, *params.params, *params.kwonly_params]
     for p in (params.star_arg, params.star_kwarg):
-        if isinstance(p, cst.Param):
+        if type(p) is cst.Param:
             out.append(p)
     return out
 
@@ -177,7 +201,9 @@ def _collect(stmts, acc: _Binders) -> None:
             _collect(_stmt_list(st.body), acc)
             if st.orelse is not None:
                 _collect(_stmt_list(st.orelse.body), acc)
-        elif isinstance(st, cst.BaseCompoundStatement) and hasattr(st, "handlers"):     # try / try*
+        elif not _compound(t):
+            pass                                             # Expr, Return, Pass, ...: no binding
+        elif hasattr(st, "handlers"):                        # try / try*
             _collect(_stmt_list(st.body), acc)
             for h in st.handlers:
                 if h.name is not None:
@@ -186,11 +212,11 @@ def _collect(stmts, acc: _Binders) -> None:
             for extra in (st.orelse, st.finalbody):
                 if extra is not None:
                     _collect(_stmt_list(extra.body), acc)
-        elif isinstance(st, getattr(cst, "Match", ())):
+        elif t is _MATCH:
             for c in st.cases:
                 c.pattern.visit(_PatternNames(acc.names))
                 _collect(_stmt_list(c.body), acc)
-        elif isinstance(st, cst.BaseCompoundStatement):      # anything newer: its blocks
+        else:                                                # anything newer: its blocks
             for part in (st, getattr(st, "orelse", None), getattr(st, "finalbody", None)):
                 body = getattr(part, "body", None)
                 if body is not None:
@@ -490,7 +516,7 @@ class _Flow:
         return None
 
     def stmt(self, st) -> Optional[str]:
-        if isinstance(st, cst.BaseSmallStatement):        # the body of `with x: y = 1`
+        if _small(type(st)):                              # the body of `with x: y = 1`
             return self.small(st)
         if isinstance(st, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in st.body:
@@ -692,58 +718,61 @@ class _Flow:
     def read(self, node):
         if node is None:
             return
-        if isinstance(node, cst.Name):
+        # dispatch on the exact node class: isinstance on libcst's ABC-based classes goes
+        # through ABCMeta.__instancecheck__, a measurable share of a warm lint
+        t = type(node)
+        if t is cst.Name:
             self.check(node)
-        elif isinstance(node, cst.Attribute):
+        elif t is cst.Attribute:
             self.read(node.value)
-        elif isinstance(node, cst.Call):      # the common shapes by their fields: libcst's
+        elif t is cst.Call:      # the common shapes by their fields: libcst's
             self.read(node.func)              # `children` runs a visitor per node
             for a in node.args:
                 self.read(a.value)
-        elif isinstance(node, cst.Arg):
+        elif t is cst.Arg:
             self.read(node.value)
-        elif isinstance(node, cst.BinaryOperation):
+        elif t is cst.BinaryOperation:
             self.read(node.left)
             self.read(node.right)
-        elif isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        elif t in _SEQUENCES:
             for el in node.elements:
                 self.read(el.value)
-        elif isinstance(node, cst.Subscript):
+        elif t is cst.Subscript:
             self.read(node.value)
             for el in node.slice:
                 sl = el.slice
-                if isinstance(sl, cst.Index):
+                if type(sl) is cst.Index:
                     self.read(sl.value)
                 else:
                     self.read(sl.lower)
                     self.read(sl.upper)
                     self.read(sl.step)
-        elif isinstance(node, cst.Comparison):
+        elif t is cst.Comparison:
             self.read(node.left)
             for c in node.comparisons:
                 self.read(c.comparator)
-        elif isinstance(node, cst.UnaryOperation):
+        elif t is cst.UnaryOperation:
             self.read(node.expression)
-        elif isinstance(node, cst.NamedExpr):
+        elif t is cst.NamedExpr:
             self.read(node.value)
             names: Set[str] = set()
             _target_names(node.target, names)
             for n in names:
                 if n in self.locals:
                     self.state[n] = D
-        elif isinstance(node, cst.Lambda):
+        elif t is cst.Lambda:
             for p in _params(node.params):
                 if p.default is not None:
                     self.read(p.default)
-        elif isinstance(node, cst.IfExp):
+        elif t is cst.IfExp:
             self.read(node.test)
             self.uncertain(lambda: (self.read(node.body), self.read(node.orelse)))
-        elif isinstance(node, cst.BooleanOperation):
+        elif t is cst.BooleanOperation:
             self.read(node.left)
             self.uncertain(lambda: self.read(node.right))
-        elif isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+        elif t in _COMPREHENSIONS:
             self.comprehension(node)
-        elif isinstance(node, (cst.SimpleString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)):
+        elif t in _LITERALS:
             return
         else:
             for c in node.children:
