@@ -41,7 +41,8 @@ target is read from. For programs that ts rejects, *ts first s* times ts with
 semantics; ts's default reports every finding). Every run builds the program's model
 afresh and checks it; nothing is cached across checks.
 
-States: ts's `TaskManager.check_result.states_explored` (summed over variants); the
+States: ts's `TaskManager.check_result.states_explored` (summed over variants; 0 where
+there is nothing to explore, docs/checker.md §3); the
 reference's from its verbose printout ("BFS complete: N states explored", summed over
 its runs), captured from stdout in one extra run with `verbose=True`. The reference
 stops at its first finding and at 1,000,000 states (it then warns); a reference run
@@ -1050,7 +1051,9 @@ def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, arg
             "reports every distinct finding and so explores the rest of the state space; *ratio (first)* = "
             "ref check s / ts first s compares like with like.",
             "- *ts states*: states in ts's visited sets, summed over variants (skip patterns, opaque "
-            "assignments), after partial-order and symmetry reduction. *ref states*: the "
+            "assignments), after partial-order and symmetry reduction; 0 for a kernel with nothing to "
+            "explore (no pipelined, grouped or PDL resource and no aliased memory: docs/checker.md §3). "
+            "*ref states*: the "
             "reference's \"BFS complete: N states explored\" lines (verbose printout), summed. "
             "*cap* = the reference stopped at 1,000,000 states (it then warns; its `ok` is no proof).",
             "- Verdicts: ts lists the codes of the errors it raised; the reference's error is "

@@ -26,9 +26,11 @@ from typing import List, Optional
 
 from ..diagnostics import Diagnostic, Related, Severity, TraceStep
 from .credits import FULL, Unknown
-from .expand import is_persistent_kernel, variants
+from ..model.values import UNKNOWN
+from .expand import is_persistent_kernel, iteration_count, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore
 from .compile import CompileContext, compile_program
+from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
 
@@ -46,6 +48,7 @@ class CheckResult:
     hit_limit: bool = False
     runs: List[RunResult] = field(default_factory=list)
     skipped: Optional[str] = None         # why nothing was checked (an unknown value)
+    trivial: Optional[str] = None         # why nothing needed exploring (see _nothing_to_explore)
     tile_bound: Optional[object] = None   # bounds.TileBound when tiles="auto"
     _messages: dict = field(default_factory=dict, repr=False)
 
@@ -54,6 +57,8 @@ class CheckResult:
         """The verbose printout of every run (model.md §10, exhaustive checker part)."""
         if self.skipped:
             return f"Exhaustive interleaving checker skipped: {self.skipped}"
+        if self.trivial:
+            return f"Exhaustive interleaving checker: nothing to explore ({self.trivial})"
         return "\n".join(format_run(r, self._messages.get(id(r), ())) for r in self.runs)
 
     @property
@@ -99,6 +104,11 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     result = CheckResult()
     if not kernel.tasks:
         return result
+    if reduce and tiles != "auto" and _nothing_to_explore(kernel):
+        result.trivial = ("no pipelined, grouped or PDL resource and no aliased SMEM/TMEM: no step can "
+                          "block, race or launch early in any interleaving")
+        result.seconds = time.perf_counter() - t0
+        return result
     bound_note = None
     if tiles == "auto":
         if persistent:
@@ -141,6 +151,37 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
             severity=Severity.WARNING))
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _nothing_to_explore(kernel) -> bool:
+    """Whether no interleaving can reach a finding, so that the search can be skipped.
+
+    A step blocks only on a credit pool, and pools exist only for pipelined resources and
+    fused-merge groups; a race needs two resources whose SMEM/TMEM overlaps; TS803 needs a
+    PDL launch. Without any of them every interleaving runs every task to its end with no
+    finding, whatever the iteration counts and variants (docs/checker.md §3, "Nothing to
+    explore"). Kernels whose lists cannot be compiled (an unknown entry or loop count) are
+    left to the search, which reports why it skipped them."""
+    res = kernel.resources
+    memory = 0
+    for r in res.values():
+        kind = r.kind
+        if r.pipeline is not None or kind is _GROUP or kind is _PDL_WAIT_KIND or kind is _PDL_LAUNCH_KIND:
+            return False
+        if r.smem or r.tmem:
+            memory += 1
+    if memory > 1 and alias_table(kernel)[1]:
+        return False
+    for t in kernel.tasks:
+        low = t.lowered
+        if low is None:
+            continue
+        for e in low.entries:
+            if e.guard is UNKNOWN or e.resource not in res:
+                return False
+        if iteration_count(low, 1).n is None:
+            return False
+    return True
 
 
 # ----------------------------------------------------------------------------- reporting
