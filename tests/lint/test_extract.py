@@ -1099,6 +1099,68 @@ def test_dataclasses_replace_and_namedtuple_values():
     assert v["bad"] is UNKNOWN
 
 
+def test_namedtuples_index_unpack_and_iterate_like_tuples():
+    v = _module_values('''
+        import collections
+        from typing import NamedTuple
+        class Shape(NamedTuple):
+            tile: int
+            warps: int
+            overlaunch: int = 2
+        SHAPE = Shape(128, 4)
+        t, w, o = SHAPE
+        Pair = collections.namedtuple("Pair", "a, b")
+        Q = collections.namedtuple("Q", ["x", "y", "z"], defaults=[5, 6])
+        class Holder:
+            def __init__(self, shape):
+                self.tile, self.warps, _ = shape
+        vals = (t, w, o, SHAPE[1], SHAPE[-1], SHAPE[:2], len(SHAPE), tuple(SHAPE), [x * 2 for x in SHAPE],
+                Holder(SHAPE).warps)
+        more = (SHAPE._replace(warps=8).warps, SHAPE._asdict(), Shape._fields, Shape._make([1, 2, 3]).overlaunch)
+        pair = Pair(1, b=2)
+        q = Q(1)
+        fact = (pair[0], *pair, q.y, tuple(q), Q._fields)
+        bad = (Pair(1), SHAPE[3], SHAPE._replace(depth=1), collections.namedtuple("R", "a _b"))
+    ''')
+    assert v["vals"] == (128, 4, 2, 4, 2, (128, 4), 3, (128, 4, 2), [256, 8, 4], 4)
+    assert v["more"] == (8, {"tile": 128, "warps": 4, "overlaunch": 2}, ("tile", "warps", "overlaunch"), 3)
+    assert v["fact"] == (1, 1, 2, 5, (1, 5, 6), ("x", "y", "z"))
+    assert v["bad"] == (UNKNOWN,) * 4     # each raises in Python
+
+
+NAMEDTUPLE_SPECS = SPECS.replace("from typing import NamedTuple\n", "import collections\n").replace(
+    """class TaskSpec(NamedTuple):
+    name: str
+    warps: int
+    registers: int = 40
+""", """TaskSpec = collections.namedtuple("TaskSpec", "name warps registers", defaults=[40])
+""").replace(
+    """    for spec, (src, dst, sched) in zip(specs, wiring, strict=True):
+        tasks.append(Task(name=spec.name, src_resources=src, dst_resources=dst, warp_idx=warp,
+                          num_warps=spec.warps, schedule=sched, num_registers=spec.registers))
+        warp += spec.warps""", """    for spec, (src, dst, sched) in zip(specs, wiring, strict=True):
+        name, warps, registers = spec
+        tasks.append(Task(name=name, src_resources=src, dst_resources=dst, warp_idx=warp,
+                          num_warps=spec[1], schedule=sched, num_registers=registers))
+        warp += warps""")
+
+
+def test_unpacked_namedtuple_specs_same_model_as_runtime(tmp_path):
+    assert NAMEDTUPLE_SPECS != SPECS and "spec[1]" in NAMEDTUPLE_SPECS
+    k = assert_parity(NAMEDTUPLE_SPECS, tmp_path)
+    assert [(t.name, t.warp_idx, t.num_warps, t.num_registers) for t in k.tasks] == [
+        ("StoreTask", 0, 4, 160), ("LoadTask", 4, 1, 40), ("PadTask", 5, 3, 40)]
+
+
+def test_unpacked_namedtuple_specs_defect_same_finding(tmp_path):
+    src = NAMEDTUPLE_SPECS.replace('TaskSpec("PadTask", 3)]', 'TaskSpec("PadTask", 3, 48)]')
+    path = tmp_path / "program.py"
+    path.write_text(src)
+    from ts_runtime.testing import run_program
+    runtime = codes_and_lines(run_program(str(path), "build"), ALL)
+    assert lint_codes(src) == runtime and {c for c, _ in runtime} == {"TS710"}
+
+
 def test_generator_functions_yield_their_items():
     v = _module_values('''
         import os

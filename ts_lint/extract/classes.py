@@ -6,7 +6,7 @@ are applied); `@dataclass` is then interpreted from the annotations, and each
 """
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional
 
 import libcst as cst
 
@@ -86,8 +86,9 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
     cls.namespace = ns
     if any(b.builtin == "external" and b.qualname in _NAMED_TUPLE for b in bases):
         # `class Spec(NamedTuple)`: its fields and constructor are a dataclass's (positional
-        # or keyword, defaults from the class body); as a tuple (index, unpack) it stays unknown
+        # or keyword, defaults from the class body); as a tuple see named_tuple_items
         process_dataclass(it, cls, {})
+        cls.named_tuple = True
     for dec in reversed(node.decorators):
         d = it.eval(dec.decorator, scope)
         if isinstance(d, BuiltinFunc):
@@ -246,6 +247,78 @@ def dataclass_replace(it, args, kwargs, call):
     values = {f.name: obj.attrs.get(f.name, UNKNOWN) for f in fields if f.init}
     values.update(kwargs)
     return it.call(obj.cls, [], values, call)
+
+
+# ------------------------------------------------------------------ named tuples
+def named_tuple_items(v) -> Optional[tuple]:
+    """The items of a NamedTuple instance as a tuple (fields in declaration order), else
+    None: what indexing, unpacking, iteration and len() see."""
+    if not isinstance(v, InstanceVal) or not any(k.named_tuple for k in v.cls.mro):
+        return None
+    return tuple(v.attrs.get(f.name, UNKNOWN) for f in all_fields(v.cls))
+
+
+def named_tuple_attr(it, obj, name: str):
+    """`_fields`, `_asdict()`, `_replace(**kw)` of a NamedTuple instance, `_fields` and
+    `_make(iterable)` of its class; NotImplemented for any other name."""
+    cls = obj.cls if isinstance(obj, InstanceVal) else obj
+    names = tuple(f.name for f in all_fields(cls))
+    if name == "_fields":
+        return names
+    if isinstance(obj, InstanceVal):
+        if name == "_asdict":
+            return BuiltinFunc("_asdict", lambda i, a, k, c: dict(zip(names, named_tuple_items(obj)))
+                               if not a and not k else UNKNOWN, qualname=f"{cls.qualname}._asdict")
+        if name == "_replace":
+            def replace(i, a, k, c):
+                if a or any(n not in names for n in k):
+                    return UNKNOWN          # Python raises
+                values = dict(zip(names, named_tuple_items(obj)))
+                values.update(k)
+                return i.call(cls, [], values, c)
+            return BuiltinFunc("_replace", replace, qualname=f"{cls.qualname}._replace")
+    elif name == "_make":
+        def make(i, a, k, c):
+            items = i.iterate(a[0]) if len(a) == 1 and not k else None
+            return UNKNOWN if items is None else i.call(cls, list(items), {}, c)
+        return BuiltinFunc("_make", make, qualname=f"{cls.qualname}._make")
+    return NotImplemented
+
+
+def namedtuple_factory(it, args, kwargs, call):
+    """`collections.namedtuple(typename, field_names, *, defaults=None, ...)`: a class
+    like `class typename(NamedTuple)` with those fields (names given as a list or as one
+    string separated by spaces or commas; defaults apply to the rightmost fields)."""
+    kwargs = dict(kwargs)
+    if len(args) == 1 and "field_names" in kwargs:
+        args = [args[0], kwargs.pop("field_names")]
+    if len(args) != 2 or not isinstance(args[0], str) or set(kwargs) - {"defaults", "rename", "module"}:
+        return UNKNOWN
+    names = args[1]
+    if isinstance(names, str):
+        names = names.replace(",", " ").split()
+    elif isinstance(names, (list, tuple)) and all(isinstance(n, str) for n in names):
+        names = list(names)
+    else:
+        return UNKNOWN
+    defaults = kwargs.get("defaults")
+    if defaults is None:
+        defaults = ()
+    elif not isinstance(defaults, (list, tuple)) or len(defaults) > len(names):
+        return UNKNOWN
+    if not all(n.isidentifier() and not n.startswith("_") for n in names) or len(set(names)) != len(names):
+        return UNKNOWN                  # Python raises (or renames, with rename=True)
+    typename = args[0]
+    obj = it.ts.builtin_classes["object"]
+    cls = ClassVal(typename, typename, module=it.module_name, bases=[obj])
+    cls.mro = [cls, obj]
+    cls.is_dataclass = True
+    cls.named_tuple = True
+    first_default = len(names) - len(defaults)
+    cls.own_fields = [DataclassField(n, has_default=i >= first_default,
+                                     default=defaults[i - first_default] if i >= first_default else None)
+                      for i, n in enumerate(names)]
+    return cls
 
 
 def call_post_init(it, inst: InstanceVal, call_node):

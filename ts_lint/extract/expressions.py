@@ -7,6 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
+from .classes import named_tuple_attr, named_tuple_items
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DefaultDictVal, DtypeVal, FieldVal, FuncVal, InstanceVal,
     is_abstract, is_concrete, NamespaceVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
@@ -444,6 +445,12 @@ class ExpressionsMixin:
             except Exception:
                 return UNKNOWN
         if isinstance(base, InstanceVal):
+            items = named_tuple_items(base)
+            if items is not None:
+                try:
+                    return items[key]
+                except Exception:
+                    return UNKNOWN
             fn = self.getattr(base, "__getitem__", node)
             if fn is not UNKNOWN:
                 return self.call(fn, [key], {}, node)
@@ -476,6 +483,10 @@ class ExpressionsMixin:
                 return obj.attrs[name]
             if name == "__class__":
                 return obj.cls
+            if name[:1] == "_" and obj.cls.named_tuple:
+                v = named_tuple_attr(self, obj, name)
+                if v is not NotImplemented:
+                    return v
             owner, v = obj.cls.lookup(name)
             if owner is not None:
                 return self._bind(v, obj, obj.cls, node)
@@ -488,6 +499,10 @@ class ExpressionsMixin:
             if name == "__new__":
                 return BuiltinFunc("__new__", lambda it, a, k, c, cls=obj: self.new_instance(cls, c),
                                    qualname=f"{obj.qualname}.__new__")
+            if name[:1] == "_" and obj.named_tuple:
+                v = named_tuple_attr(self, obj, name)
+                if v is not NotImplemented:
+                    return v
             owner, v = obj.lookup(name)
             if owner is None:
                 if node is not None and not name.startswith("__") and _class_lacks(obj, name):

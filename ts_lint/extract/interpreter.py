@@ -27,6 +27,7 @@ from .frames import (  # noqa: F401  (re-exported)
     Frame, UserRaise, _Break, _Continue, _LoopUnknown, _Return, param_list,
 )
 from .statements import StatementsMixin
+from .classes import named_tuple_items
 from .context import Budget, Context
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, InstanceVal, is_concrete,
@@ -403,6 +404,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                         from ts_runtime.api_calls import message
                         self.ctx.report("TS907", message(f"{cls.name}(...)", error), self.rng(node))
                         return UNKNOWN
+                if k.named_tuple:
+                    from .classes import dataclass_bind_error
+                    if dataclass_bind_error(k, args, kwargs) is not None:
+                        return UNKNOWN    # Python raises TypeError
                 self.run_init(k, inst, args, kwargs, node)
                 break
         if getattr(inst, "failed", False):
@@ -429,6 +434,9 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             if v.cap is not None:
                 v.cap.token_misuse(v, None, indexed=False)
             return None
+        if isinstance(v, InstanceVal):
+            items = named_tuple_items(v)
+            return list(items) if items is not None else None
         return None
 
 

@@ -6,6 +6,7 @@ resources and tasks can be built the usual way.
 """
 from __future__ import annotations
 
+from .classes import named_tuple_items
 from .values import (
     RUNTIME, UNKNOWN, BoundMethod, BuiltinFunc, ClassVal, FuncVal,
     InstanceVal, NamespaceVal, is_abstract, is_concrete,
@@ -50,7 +51,8 @@ def _len(it, args, kwargs, call):
         return len(v)
     if v is RUNTIME:
         return RUNTIME
-    return UNKNOWN
+    items = named_tuple_items(v)
+    return len(items) if items is not None else UNKNOWN
 
 
 def _range(it, args, kwargs, call):

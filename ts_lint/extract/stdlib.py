@@ -126,6 +126,9 @@ def stdlib(qualname: str):
         return BuiltinFunc("cached_property", _property, qualname=qualname)
     if qualname == "collections.defaultdict":
         return BuiltinFunc("defaultdict", _defaultdict, qualname=qualname)
+    if qualname == "collections.namedtuple":
+        from .classes import namedtuple_factory
+        return BuiltinFunc("namedtuple", namedtuple_factory, qualname=qualname)
     if qualname == "collections.OrderedDict":
         return BuiltinFunc("OrderedDict", lambda it, a, k, c: _seq_builtin("dict")(it, a, k, c),
                            qualname=qualname)

@@ -170,6 +170,7 @@ class ClassVal:
     decorate_error: bool = False       # a decorate-phase error in this class
     unknown_work: bool = False         # a work method whose stage/returns is unknown
     live: Any = None                   # the ts_runtime class for builtins
+    named_tuple: bool = False          # a typing.NamedTuple / collections.namedtuple class
 
     @property
     def full_qualname(self) -> str:
