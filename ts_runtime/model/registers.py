@@ -63,11 +63,15 @@ def register_usage(kernel):
 
 def warp_groups(kernel):
     """{group index: [task, ...]} for tasks whose warp range is static (a task spanning
-    several 4-warp groups is listed in each). Tasks with unknown ranges are left out."""
+    several 4-warp groups is listed in each). Tasks with unknown ranges are left out.
+
+    A 0-warp task belongs to the group of its `warp_idx` unless that index starts a group
+    (warp groups w // 4 .. (w + n - 1) // 4): the reference groups it so, and then
+    compares its num_registers with the group's (TS710) and lists it in messages."""
     groups: dict = {}
     for t in kernel.tasks:
         w, n = t.warp_idx, t.num_warps
-        if not (is_static_int(w) and is_static_int(n)) or n <= 0:
+        if not (is_static_int(w) and is_static_int(n)) or n < 0:
             continue
         for g in range(w // WARPS_PER_GROUP, (w + n - 1) // WARPS_PER_GROUP + 1):
             groups.setdefault(g, []).append(t)

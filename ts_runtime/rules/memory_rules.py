@@ -482,8 +482,12 @@ class WarpGroupRegisterMismatch(Rule):
     code = "TS710"
     name = "warp-group-register-mismatch"
     order = ORDER_WARP_GROUPS
-    VALID = [memory_program(tasks=[("Copy", 0, 1, 40, ""), ("Pad", 1, 3, 40, "")])]
-    INVALID = [memory_program(tasks=[("Copy", 0, 1, 40, ""), ("Pad", 1, 3, 48, "TS710")])]
+    VALID = [memory_program(tasks=[("Copy", 0, 1, 40, ""), ("Pad", 1, 3, 40, "")]),
+             # a 0-warp task whose warp_idx starts a group belongs to no group
+             memory_program(tasks=[("Copy", 0, 1, 40, ""), ("Pad", 1, 3, 40, ""), ("Idle", 4, 0, 48, "")])]
+    INVALID = [memory_program(tasks=[("Copy", 0, 1, 40, ""), ("Pad", 1, 3, 48, "TS710")]),
+               # a 0-warp task inside a group is compared like any other
+               memory_program(tasks=[("Copy", 0, 1, 40, ""), ("Pad", 1, 3, 40, ""), ("Idle", 2, 0, 48, "TS710")])]
 
     def check(self, kernel) -> Iterable:
         seen = set()
