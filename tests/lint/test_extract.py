@@ -1121,11 +1121,17 @@ def test_namedtuples_index_unpack_and_iterate_like_tuples():
         q = Q(1)
         fact = (pair[0], *pair, q.y, tuple(q), Q._fields)
         bad = (Pair(1), SHAPE[3], SHAPE._replace(depth=1), collections.namedtuple("R", "a _b"))
+        class Wide(Shape):
+            def lanes(self):
+                return self.warps * 32
+        wide = Wide(64, 2)
+        sub = (wide[1], len(wide), wide.lanes(), wide._replace(tile=1)[0])
     ''')
     assert v["vals"] == (128, 4, 2, 4, 2, (128, 4), 3, (128, 4, 2), [256, 8, 4], 4)
     assert v["more"] == (8, {"tile": 128, "warps": 4, "overlaunch": 2}, ("tile", "warps", "overlaunch"), 3)
     assert v["fact"] == (1, 1, 2, 5, (1, 5, 6), ("x", "y", "z"))
     assert v["bad"] == (UNKNOWN,) * 4     # each raises in Python
+    assert v["sub"] == (2, 3, 64, 1)
 
 
 NAMEDTUPLE_SPECS = SPECS.replace("from typing import NamedTuple\n", "import collections\n").replace(

@@ -250,10 +250,15 @@ def dataclass_replace(it, args, kwargs, call):
 
 
 # ------------------------------------------------------------------ named tuples
+def is_named_tuple(cls: ClassVal) -> bool:
+    """A NamedTuple class or a subclass of one."""
+    return any(k.named_tuple for k in cls.mro)
+
+
 def named_tuple_items(v) -> Optional[tuple]:
     """The items of a NamedTuple instance as a tuple (fields in declaration order), else
     None: what indexing, unpacking, iteration and len() see."""
-    if not isinstance(v, InstanceVal) or not any(k.named_tuple for k in v.cls.mro):
+    if not isinstance(v, InstanceVal) or not is_named_tuple(v.cls):
         return None
     return tuple(v.attrs.get(f.name, UNKNOWN) for f in all_fields(v.cls))
 

@@ -7,7 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
-from .classes import named_tuple_attr, named_tuple_items
+from .classes import is_named_tuple, named_tuple_attr, named_tuple_items
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DefaultDictVal, DtypeVal, FieldVal, FuncVal, InstanceVal,
     is_abstract, is_concrete, NamespaceVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
@@ -483,7 +483,7 @@ class ExpressionsMixin:
                 return obj.attrs[name]
             if name == "__class__":
                 return obj.cls
-            if name[:1] == "_" and obj.cls.named_tuple:
+            if name[:1] == "_" and is_named_tuple(obj.cls):
                 v = named_tuple_attr(self, obj, name)
                 if v is not NotImplemented:
                     return v
@@ -499,7 +499,7 @@ class ExpressionsMixin:
             if name == "__new__":
                 return BuiltinFunc("__new__", lambda it, a, k, c, cls=obj: self.new_instance(cls, c),
                                    qualname=f"{obj.qualname}.__new__")
-            if name[:1] == "_" and obj.named_tuple:
+            if name[:1] == "_" and is_named_tuple(obj):
                 v = named_tuple_attr(self, obj, name)
                 if v is not NotImplemented:
                     return v

@@ -406,7 +406,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                         return UNKNOWN
                 if k.named_tuple:
                     from .classes import dataclass_bind_error
-                    if dataclass_bind_error(k, args, kwargs) is not None:
+                    if dataclass_bind_error(cls, args, kwargs) is not None:
                         return UNKNOWN    # Python raises TypeError
                 self.run_init(k, inst, args, kwargs, node)
                 break
