@@ -1,5 +1,8 @@
 """Catalogue entries of ts-lint's own findings (TS96x): the linter reports these itself.
 
+TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
+`Interpreter.run_module`.
+
 `ts_runtime.rules.load_all()` imports this module through `ts_runtime/rules/frontend_rules.py`,
 so the codes appear in `docs/rules.md`, in SARIF output and in `ts-lint --select`. The logic
 lives in `ts_lint/suppress.py`; this module only declares the entries (stdlib + ts_runtime).
@@ -196,4 +199,38 @@ UNUSED_NOQA = rule("TS960", "unused-noqa", """
     fix (safe) removes the unused codes, or the whole directive when none is left.
     """, phase="frontend", severity=Severity.WARNING, valid=[_VALID], invalid=[_INVALID])
 
-__all__ = ["UNUSED_NOQA"]
+_IMPORT_OK = _VALID.replace("def build(stages=2, consumer=128):", """WARPS = {"store": 4, "load": 1, "pad": 3}
+assert sum(WARPS.values()) % 4 == 0, "tasks must fill whole warp groups"
+if WARPS["load"] != 1:
+    raise ValueError("one load warp")
+
+
+def build(stages=2, consumer=128):""")
+_IMPORT_RAISES = _VALID.replace("def build(stages=2, consumer=128):", """WARPS = {"store": 4, "load": 2, "pad": 3}
+assert sum(WARPS.values()) % 4 == 0, "tasks must fill whole warp groups"  # expect: TS961
+
+
+def build(stages=2, consumer=128):""")
+
+IMPORT_RAISES = rule("TS961", "import-raises", """
+    Importing the module raises: an `assert` that fails or a `raise` that is reached.
+
+    ## What it does
+    Runs the module body as an import would, with the values ts-lint resolves statically,
+    and reports an `assert` whose condition is false or a `raise` that is reached and not
+    caught. Only the import itself counts, with the functions it calls: code under
+    `if __name__ == "__main__":` depends on the command line, and a function nobody calls
+    at import may never run with the values ts-lint assumes. A condition ts-lint cannot
+    resolve is never judged.
+    ## Why is this bad?
+    The module fails with that exception before any kernel is built; nothing in it is
+    checked by the reference, and the program does not run.
+    ## Example
+    `NUM_WARPS = {"store": 4, "load": 2, "pad": 3}` followed by
+    `assert sum(NUM_WARPS.values()) % 4 == 0`.
+    ## Use instead
+    Fix the values the check is about (here: warp counts that fill whole warp groups).
+    """, phase="frontend", severity=Severity.ERROR, exc="AssertionError", valid=[_VALID, _IMPORT_OK],
+    invalid=[_IMPORT_RAISES])
+
+__all__ = ["UNUSED_NOQA", "IMPORT_RAISES"]

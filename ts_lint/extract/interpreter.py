@@ -35,6 +35,21 @@ from .values import (
 )
 
 
+def _import_raises_message(it, node) -> str:
+    """TS961's message for the `assert` / `raise` statement that stopped the import."""
+    if isinstance(node, cst.Assert):
+        text = " ".join(it.text(node.test).split())
+        if len(text) > 80:
+            text = text[:77] + "..."
+        return (f"importing this module raises AssertionError: `assert {text}` is false with the values "
+                f"the module computes")
+    if isinstance(node, cst.Raise) and node.exc is not None:
+        exc = node.exc.func if isinstance(node.exc, cst.Call) else node.exc
+        name = " ".join(it.text(exc).split())
+        return f"importing this module raises {name}: this `raise` is reached with the values the module computes"
+    return "importing this module raises here: this statement is reached with the values the module computes"
+
+
 class Interpreter(ExpressionsMixin, StatementsMixin):
     def __init__(self, ctx: Context, module: cst.Module, module_name: str = "__main__"):
         from . import pybuiltins, tsapi
@@ -463,7 +478,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             for stmt in stmts:
                 self.exec_stmt(stmt, self.module_scope)
         except UserRaise as e:
-            if not e.reported:
+            if e.reported:
+                pass
+            elif not main and e.node is not None:
+                # nothing caught it: importing the module raises (TS961)
+                ctx.report("TS961", _import_raises_message(self, e.node), self.rng(e.node))
+            else:
                 self.unknown(e.node, "analysis of the module stopped at this `raise` (reached with the "
                              "statically resolved values)", "control-flow")
         except (_Return, _Break, _Continue):
