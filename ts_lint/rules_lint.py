@@ -1,7 +1,7 @@
 """Catalogue entries of ts-lint's own findings (TS96x): the linter reports these itself.
 
 TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
-`Interpreter.run_module`.
+`Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`.
 
 `ts_runtime.rules.load_all()` imports this module through `ts_runtime/rules/frontend_rules.py`,
 so the codes appear in `docs/rules.md`, in SARIF output and in `ts-lint --select`. The logic
@@ -233,4 +233,29 @@ IMPORT_RAISES = rule("TS961", "import-raises", """
     """, phase="frontend", severity=Severity.ERROR, exc="AssertionError", valid=[_VALID, _IMPORT_OK],
     invalid=[_IMPORT_RAISES])
 
-__all__ = ["UNUSED_NOQA", "IMPORT_RAISES"]
+_UNBOUND = _VALID.replace('    inp, out = InGmem(name="in"), OutGmem(name="out")  # noqa: E501 (another tool\'s code)\n',
+                          '    out = OutGmem(name="out")\n').replace(
+    'Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=4, num_warps=1,',
+    'Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=4, num_warps=1,  # expect: TS962')
+
+UNBOUND_NAME = rule("TS962", "unbound-name", """
+    A name read where it is not bound, in code the kernel build runs.
+
+    ## What it does
+    In the functions ts-lint runs as the program would (what the import calls, `build()`
+    style entry points, the `__main__` block, and the `@cute.jit` / `@cute.kernel`
+    functions they reach), reports the first read of a name that is bound nowhere (a
+    deleted assignment, a typo) or read before its assignment, once the run reaches it.
+    `@schedule` bodies have their own code (TS136); a read under a condition ts-lint
+    cannot decide, in a `try` with a handler, or in a function run only with assumed
+    arguments is not reported.
+    ## Why is this bad?
+    Python raises NameError there and the kernel is never built; the reference reports
+    it as a bare exception (or a DSL scope error) while tracing.
+    ## Example
+    `allocator.add_resource(smem)` after the line `allocator = SmemAllocator()` was deleted.
+    ## Use instead
+    Restore the assignment, or fix the name.
+    """, phase="frontend", severity=Severity.ERROR, exc="NameError", valid=[_VALID], invalid=[_UNBOUND])
+
+__all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME"]

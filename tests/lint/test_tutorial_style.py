@@ -446,7 +446,7 @@ def _typed_view_program(setup_first: bool, setup_under_unknown_if: bool = False)
     # a typed SMEM view taken from a managed allocator: its manager's setup allocates it
     setup = "    tm.setup_resources_and_tasks()\n"
     if setup_under_unknown_if:
-        setup = "    if rows > some_flag():\n        tm.setup_resources_and_tasks()\n"
+        setup = "    import os\n    if rows > len(os.environ):\n        tm.setup_resources_and_tasks()\n"
     view = "    flags = allocator.get(flags_alloc)\n"
     body = (setup + view) if setup_first else (view + setup)
     return PRELUDE.replace("    return TaskManager(tasks=tasks, resource_dependency_graph={buffer: [source]},\n"
@@ -513,7 +513,7 @@ def test_epilogue_subtile_count_is_evaluated():
     # 8 subtiles: 7 extra releases in each of the 8 rows
     assert "56x ConsumerRelease" in [d for d in lint_source(bad, "tutorial.py") if d.code == "TS813"][0].message
     # an argument ts-lint cannot evaluate: the loop (and the checks over it) are reported unknown
-    unknown = _subtile_program(release_in_loop=True, width="some_width()")
+    unknown = _subtile_program(release_in_loop=True, width="len(__import__('os').environ)")
     assert _codes(unknown, (Severity.ERROR, Severity.WARNING)) == []
     assert "TS953" in {d.code for d in lint_source(unknown, "tutorial.py", explain_unknown=True)}
 

@@ -59,6 +59,7 @@ class Context:
         self.root_errors = 0          # error findings since the current root started
         self.import_errors = 0        # error findings while the module body was imported
         self.importing = False
+        self.assumed = False          # running a root with assumed arguments (roots.py "rest")
         self.suppress = 0             # >0: findings are being discarded (unreliable capture)
         self.steps = 0
         self.depth = 0

@@ -151,6 +151,8 @@ class ExpressionsMixin:
         return None
 
     def _e_name(self, node: cst.Name, scope):
+        if self._unbound_reads and id(node) in self._unbound_reads:
+            self._unbound_read(node)
         return self.lookup(node.value, scope)
 
     def _e_number(self, node, scope):

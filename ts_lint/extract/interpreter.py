@@ -50,6 +50,11 @@ def _import_raises_message(it, node) -> str:
     return "importing this module raises here: this statement is reached with the values the module computes"
 
 
+def _ts_class(cls) -> bool:
+    """A MemoryResource or Task subclass (their methods have TS-specific checks)."""
+    return isinstance(cls, ClassVal) and (cls.is_sub("MemoryResource") or cls.is_sub("Task"))
+
+
 class Interpreter(ExpressionsMixin, StatementsMixin):
     def __init__(self, ctx: Context, module: cst.Module, module_name: str = "__main__"):
         from . import pybuiltins, tsapi
@@ -65,6 +70,9 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self.captures: list = []          # active schedule captures (innermost last)
         self._effects_cache: dict = {}
         self._generators: dict = {}     # id(def node) -> whether it is a generator function
+        self._unbound_armed: set = set()   # def nodes whose failing reads are marked
+        self._unbound_reads: dict = {}     # id(Name node) -> (node, name, local, function name)
+        self._try_depth = 0                # `try` bodies with handlers being run
         self._loop_depth = 0
         self._eval = {
             cst.Name: self._e_name, cst.Attribute: self._e_attribute, cst.Call: self._e_call,
@@ -248,6 +256,30 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                     bound[p.name.value] = _dynamic(bound[p.name.value])
         return bound
 
+    def _arm_unbound(self, func: FuncVal):
+        """Marks the reads of `func` that certainly fail (unbound.failing_reads): when the
+        run reaches one, `_e_name` reports TS962 there and stops, as Python raises NameError
+        there. @schedule bodies (TS136) and the methods of TS classes (TS137 for their
+        setup) have their own checks; functions run only with assumed arguments (the "rest"
+        roots) are not judged."""
+        from .unbound import failing_reads
+        self._unbound_armed.add(func.node)
+        for node, name, local in failing_reads(self, func):
+            self._unbound_reads[id(node)] = (node, name, local, func.name)
+
+    def _unbound_read(self, node):
+        """Reaching a read that certainly fails: TS962 (once per read), then stop."""
+        _node, name, local, fname = self._unbound_reads[id(node)]
+        ctx = self.ctx
+        if ctx.assumed or self.captures or self._try_depth:
+            raise UserRaise(node)         # assumed arguments, or a handler may catch it
+        if local:
+            msg = f"local variable '{name}' is read before it is assigned in '{fname}'"
+        else:
+            msg = f"name '{name}' is not defined in '{fname}'"
+        ctx.report("TS962", msg + ": Python raises NameError here", self.rng(node))
+        raise UserRaise(node, reported=True)
+
     def missing_param(self, func: FuncVal, p: cst.Param):
         if func.is_jit and p.annotation is not None and \
                 self.ts.runtime_annotation(p.annotation.annotation, func.closure):
@@ -274,6 +306,9 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             finally:
                 ctx.depth -= 1
         ctx.entered.add(func.node)
+        if not self.captures and not ctx.assumed and func.node not in self._unbound_armed \
+                and not (func.owner is not None and _ts_class(func.owner)):
+            self._arm_unbound(func)
         frame = Frame(func, scope, self_val)
         body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body
         if self._is_generator(func, body):

@@ -110,6 +110,14 @@ def run_roots(it, phase: str = "all"):
     runtime's test harness calls it); "rest": every other TS function not reached yet."""
     from .context import Budget
     ctx = it.ctx
+    ctx.assumed = phase == "rest"
+    try:
+        _run_roots(it, ctx, phase, Budget)
+    finally:
+        ctx.assumed = False
+
+
+def _run_roots(it, ctx, phase, Budget):
     for label, f, owner, ts_reach in root_order(it):
         if f.node in ctx.entered:
             continue

@@ -533,18 +533,29 @@ class StatementsMixin:
 
     def _x_try(self, node: cst.Try, scope):
         try:
-            try:
-                self.exec_block(node.body, scope)
-            except UserRaise:
-                if not node.handlers:
-                    raise
+            if self._try_body(node, scope):
                 self.exec_block(node.handlers[0].body, scope)
-            else:
-                if node.orelse is not None:
-                    self.exec_block(node.orelse.body, scope)
+            elif node.orelse is not None:
+                self.exec_block(node.orelse.body, scope)
         finally:
             if node.finalbody is not None:
                 self.exec_block(node.finalbody.body, scope)
+
+    def _try_body(self, node: cst.Try, scope) -> bool:
+        """Runs a `try` body; whether a raise in it went to the (first) handler. While a
+        body with handlers runs, `_try_depth` counts it: an exception there may be caught,
+        so a NameError is not reported (TS962)."""
+        handled = 1 if node.handlers else 0
+        self._try_depth += handled
+        try:
+            self.exec_block(node.body, scope)
+        except UserRaise:
+            if not handled:
+                raise
+            return True
+        finally:
+            self._try_depth -= handled
+        return False
 
 
 # names whose call in a schedule is a pipeline, work-queue or PDL op (not a work call)

@@ -938,12 +938,49 @@ def check_schedule(it, func) -> list:
     return check_function(it, func, "TS136", lambda name, local: unbound_name_message(name, func.name, local))
 
 
+def failing_reads(it, func) -> list:
+    """[(Name node, name, local)] of the reads in `func` (a FuncVal) that certainly fail
+    (memoised per def and closure); [] when the analysis cannot tell."""
+    ctx = it.ctx
+    memo = getattr(ctx, "_unbound_memo", None)
+    if memo is None:
+        memo = ctx._unbound_memo = {}
+    key = (id(func.node), id(func.closure))
+    hit = memo.get(key)
+    if hit is not None:
+        return hit
+    found = []
+    try:
+        src = ctx.src
+        fn = src.full(func.node) if src is not None else func.node
+        if isinstance(fn, cst.FunctionDef):
+            from .imports import source_of
+            src = source_of(ctx, func.node)    # the file that defines it (imports.py)
+            module = src.module if src is not None else it.module_node
+            caches = getattr(ctx, "_ts136_module", None)
+            if caches is None:
+                caches = ctx._ts136_module = {}
+            cache = caches.get(id(src))
+            if cache is None:
+                source = getattr(src, "source", None) or ctx.pos.source or ""
+                cache = (module_names_of(src, module, source), ":=" in source)
+                caches[id(src)] = cache
+            enclosing = _enclosing(src, func)
+            closure = func.closure
+            found = analyze(func.name, fn, enclosing, cache[0], lambda n: it.lookup(n, closure), cache[1])
+    except RecursionError:
+        found = []
+    except Exception:               # the lint never fails on its own analysis
+        found = []
+    memo[key] = found
+    return found
+
+
 def check_function(it, func, code: str, message) -> list:
     """`code` findings (message(name, local)) of the reads in `func` (a FuncVal) that
     certainly fail, emitted once per read."""
     from .context import make
     ctx = it.ctx
-    src = ctx.src
     memo = getattr(ctx, "_ts136_memo", None)
     if memo is None:
         memo = ctx._ts136_memo = {}
@@ -951,28 +988,7 @@ def check_function(it, func, code: str, message) -> list:
     hit = memo.get(key)
     if hit is not None:
         return hit        # the same def in the same scope (a constructor run again): emitted already
-    try:
-        fn = src.full(func.node) if src is not None else func.node
-        if not isinstance(fn, cst.FunctionDef):
-            return []
-        from .imports import source_of
-        src = source_of(ctx, func.node)    # the file that defines it (imports.py)
-        module = src.module if src is not None else it.module_node
-        caches = getattr(ctx, "_ts136_module", None)
-        if caches is None:
-            caches = ctx._ts136_module = {}
-        cache = caches.get(id(src))
-        if cache is None:
-            source = getattr(src, "source", None) or ctx.pos.source or ""
-            cache = (module_names_of(src, module, source), ":=" in source)
-            caches[id(src)] = cache
-        enclosing = _enclosing(src, func)
-        closure = func.closure
-        found = analyze(func.name, fn, enclosing, cache[0], lambda n: it.lookup(n, closure), cache[1])
-    except RecursionError:
-        return []
-    except Exception:               # the lint never fails on its own analysis
-        return []
+    found = failing_reads(it, func)
     seen = getattr(ctx, "_ts136_seen", None)
     if seen is None:
         seen = ctx._ts136_seen = set()

@@ -1,0 +1,77 @@
+"""TS962 from ts-lint: a read that raises NameError in code the kernel build runs (outside
+@schedule bodies, which have TS136), reported where the run reaches it."""
+import textwrap
+
+from ts_lint.api import lint_source
+
+KERNEL = '''
+import cutlass
+import cutlass.cute as cute
+from ts_runtime.memory import SmemAllocator
+
+
+@cute.kernel
+def kernel(n: cutlass.Constexpr[int]):
+    stages = 2
+{body}
+
+
+@cute.jit
+def host():
+    kernel(4).launch(grid=(1, 1, 1), block=(128, 1, 1))
+
+
+def helper(x):
+    return undefined_everywhere + x       # never called: not judged
+
+
+if __name__ == "__main__":
+    cute.compile(host)
+'''
+
+
+def ts962(body):
+    src = KERNEL.format(body=textwrap.indent(textwrap.dedent(body), "    "))
+    lines = src.splitlines()
+    return [(lines[d.range.line - 1].strip(), d.message) for d in lint_source(src, "k.py")
+            if d.code == "TS962"]
+
+
+def test_a_deleted_assignment_in_a_kernel_body():
+    assert ts962('''
+        allocator.add_resource(None)
+        allocator.compute_layout()
+    ''') == [("allocator.add_resource(None)",
+              "name 'allocator' is not defined in 'kernel': Python raises NameError here")]
+
+
+def test_a_read_before_the_assignment():
+    assert ts962('''
+        depth = stages * width
+        width = 4
+    ''') == [("depth = stages * width",
+              "local variable 'width' is read before it is assigned in 'kernel': Python raises NameError here")]
+
+
+def test_what_may_not_raise_is_not_reported():
+    assert ts962('''
+        if n > 2:
+            extra = 1
+        total = stages + extra          # bound when n > 2 (n is 4): not certain either way
+        try:
+            x = missing_name
+        except NameError:
+            x = 0
+        if cutlass.const_expr(n < 0):
+            y = never_bound             # the branch is not taken
+        allocator = SmemAllocator()
+        allocator.compute_layout()
+    ''') == []
+
+
+def test_the_run_stops_at_the_failing_read():
+    # Python stops at the first NameError: the second unbound read is never reached
+    assert [m for _, m in ts962('''
+        a = first_missing
+        b = second_missing
+    ''')] == ["name 'first_missing' is not defined in 'kernel': Python raises NameError here"]
