@@ -185,6 +185,42 @@ def _legacy_factories(cls) -> list:
     return out
 
 
+def _framework_overrides(cls) -> list:
+    """[(name, why, def line, defining class)] of the FRAMEWORK_CALLS methods the user's
+    classes define that the framework's call does not bind (TS239)."""
+    from .locate import function_def
+    from .model.kernel import FRAMEWORK_CALLS, framework_call_problem
+    out, seen = [], set()
+    for k in cls.__mro__:
+        if not _user_class(k):
+            continue
+        for name, nargs in FRAMEWORK_CALLS.items():
+            if name in seen or name not in vars(k):
+                continue
+            seen.add(name)
+            a = vars(k)[name]
+            fn = a.__func__ if isinstance(a, (staticmethod, classmethod)) else a
+            if inspect.isfunction(fn):
+                try:
+                    ps = list(inspect.signature(fn).parameters.values())
+                except (TypeError, ValueError):
+                    continue
+                if not isinstance(a, staticmethod):
+                    ps = ps[1:]           # self / cls, bound by the attribute access
+                params = [(p.name, p.kind.name, p.default is not p.empty) for p in ps]
+                node = function_def(fn)
+                line = node.lineno if node is not None else fn.__code__.co_firstlineno
+                where = SourceRange(fn.__code__.co_filename, line)
+            elif callable(a) or isinstance(a, property):
+                continue                  # a callable object or a property: not judged
+            else:
+                params, where = None, None
+            why = framework_call_problem(params, nargs)
+            if why is not None and where is not None:
+                out.append((name, why, where, k.__name__))
+    return out
+
+
 _EFFECTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # class -> {work method: Effects}
 
 
@@ -279,6 +315,7 @@ def resource_model(obj) -> ResourceModel:
         r.tlv_names = _tlv_names(obj)
         r.unset_fields, r.internal_fields = _user_fields(obj)
         r.legacy_factories = _legacy_factories(type(obj))
+        r.framework_overrides = _framework_overrides(type(obj))
         if methods:
             r.settable_fields = _attr_effects(type(obj), methods, _held_resources(obj))
     cfg = getattr(obj, "pipeline_config", None)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
+import libcst as cst
+
 from ts_runtime.model.builder import RESERVED_WORK_NAMES
 from ts_runtime.model.kernel import AllocationModel, ResourceKind, ResourceModel, WorkMethodModel
 from ts_runtime.source import SourceRange
@@ -14,6 +16,10 @@ from .common import _Abort, _static, _type_name
 from .values import (
     AllocationVal, ClassVal, ConfigVal, FieldVal, FuncVal, ResourceObj, TileSchedCfgVal, TLVVal, UNKNOWN,
 )
+
+
+_KINDS = {"positional_only": "POSITIONAL_ONLY", "pos_or_kw": "POSITIONAL_OR_KEYWORD",
+          "var_pos": "VAR_POSITIONAL", "kw_only": "KEYWORD_ONLY", "var_kw": "VAR_KEYWORD"}
 
 
 class ResourcesMixin:
@@ -149,6 +155,7 @@ class ResourcesMixin:
             r.unset_fields = self._unset_fields(obj, fields)
             r.internal_fields = frozenset(f.name for f in fields if not f.init) & r.unset_fields
             r.legacy_factories = self._legacy_factories(cls)
+            r.framework_overrides = self._framework_overrides(cls)
             if methods:
                 held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
                 r.settable_fields = self._attr_effects(cls, methods, held)
@@ -291,6 +298,34 @@ class ResourcesMixin:
                 seen.add(name)
                 pos = self.ctx.pos
                 out.append((name, SourceRange(pos.path_of(fn.node), pos.line(fn.node.name))))
+        return out
+
+    def _framework_overrides(self, cls) -> list:
+        """tracing._framework_overrides: [(name, why, def line, defining class)] of the
+        FRAMEWORK_CALLS methods the user's classes define that the framework's call does
+        not bind (TS239)."""
+        from ts_runtime.model.kernel import FRAMEWORK_CALLS, framework_call_problem
+        from .frames import param_list
+        out, seen = [], set()
+        for k in cls.mro:
+            if k.builtin is not None:
+                continue
+            for name, nargs in FRAMEWORK_CALLS.items():
+                if name in seen or name not in k.namespace:
+                    continue
+                seen.add(name)
+                fn = k.namespace[name]
+                if not isinstance(fn, FuncVal) or fn.kind == "property" \
+                        or not isinstance(fn.node, cst.FunctionDef):
+                    continue              # as the runtime: only functions are judged
+                ps = param_list(fn.node.params)
+                if fn.kind != "staticmethod":
+                    ps = ps[1:]           # self / cls
+                params = [(p.name.value, _KINDS[kind], p.default is not None) for p, kind in ps]
+                why = framework_call_problem(params, nargs)
+                if why is not None:
+                    pos = self.ctx.pos
+                    out.append((name, why, SourceRange(pos.path_of(fn.node), pos.line(fn.node.name)), k.name))
         return out
 
     @staticmethod

@@ -130,6 +130,34 @@ class AllocationModel:
 
 # TS234: the legacy per-resource variable factories, forbidden with captured schedules
 LEGACY_FACTORIES = ("create_consumer_variables", "create_producer_variables")
+# TS239: the MemoryResource methods the framework calls on every resource while it sets the
+# kernel up, with the number of positional arguments it passes (`setup_resources_and_tasks()`
+# calls `create()`, which calls `create_pipeline(pipeline_config)`). The requirement hooks are
+# called when the model is built, where a bad signature raises at once.
+FRAMEWORK_CALLS = {"create": 0, "create_pipeline": 1}
+
+
+def framework_call_problem(params, nargs: int) -> Optional[str]:
+    """Why a call with `nargs` positional arguments does not bind, or None.
+
+    `params`: the callable's parameters after any bound `self` / `cls`, as (name, kind,
+    has_default) with inspect's kind names ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD",
+    "VAR_POSITIONAL", "KEYWORD_ONLY", "VAR_KEYWORD"); None for a value that is not a
+    function. Shared by both front ends, so that the message is the same."""
+    if params is None:
+        return "it is not a method"
+    positional = [p for p in params if p[1] in ("POSITIONAL_ONLY", "POSITIONAL_OR_KEYWORD")]
+    if nargs > len(positional) and not any(p[1] == "VAR_POSITIONAL" for p in params):
+        return (f"it takes {len(positional)} positional argument{'' if len(positional) == 1 else 's'} "
+                f"but {nargs} {'is' if nargs == 1 else 'are'} given")
+    missing = [p[0] for p in positional[nargs:] if not p[2]]
+    missing += [p[0] for p in params if p[1] == "KEYWORD_ONLY" and not p[2]]
+    if missing:
+        return (f"it is missing {len(missing)} required argument{'' if len(missing) == 1 else 's'}: "
+                + ", ".join(f"'{m}'" for m in missing))
+    return None
+
+
 # TS233: what a work method may not touch on `self` while a captured schedule runs (plus
 # the resource's task-local variable fields)
 VARIABLE_ACCESSORS = ("consumer_vars", "producer_vars", "set_consumer_var", "get_consumer_var",
@@ -165,6 +193,9 @@ class ResourceModel:
     internal_fields: frozenset = frozenset()      # the user's `field(init=False)` fields
     # legacy variable factories the user's classes define: [(method name, its def line)] (TS234)
     legacy_factories: list = field(default_factory=list)
+    # FRAMEWORK_CALLS methods the user's classes define that the framework's call does not
+    # bind: [(method name, why, its def line, the class that defines it)] (TS239)
+    framework_overrides: list = field(default_factory=list)
     range: SourceRange = UNKNOWN_RANGE
 
     @property

@@ -233,6 +233,49 @@ class LegacyVariableFactoryOverride(Rule):
                                 "returns= instead", rng)
 
 
+@register
+class FrameworkMethodOverride(Rule):
+    """A resource class method that replaces one the framework calls, with a signature its call does not fit.
+
+    ## What it does
+    `setup_resources_and_tasks()` calls `create()` on every resource while the kernel is
+    built, and `create()` calls `create_pipeline(pipeline_config)`. A method of either
+    name in a resource class (or a base class you wrote) replaces the framework's; it is
+    reported when the framework's call would not bind to it, e.g. a
+    `@classmethod def create(cls, data)` factory.
+    ## Why is this bad?
+    The setup call raises `TypeError` (`create() missing 1 required positional argument`)
+    while the kernel compiles, far from the method that causes it.
+    ## Example
+    ```python
+    @classmethod
+    def create(cls, data, offsets):
+        return cls(data, offsets, name="packed")
+    ```
+    ## Use instead
+    Give the factory another name (`from_tensors`, `make`), or keep the framework's
+    signature (`def create(self)` calling `super().create()`).
+    """
+    code = "TS239"
+    name = "framework-method-override"
+    order = 199
+    reference_exception = "TypeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        seen = set()
+        for rid in sorted(kernel.resources, key=lambda r: kernel.resources[r].range.line):
+            res = kernel.resources[rid]
+            for name, why, rng, owner in res.framework_overrides:
+                if (name, rng) in seen:
+                    continue
+                seen.add((name, rng))
+                call = f"{name}(pipeline_config)" if name == "create_pipeline" else f"{name}()"
+                yield self.diag(f"{owner}.{name} replaces the MemoryResource method the framework "
+                                f"calls as `resource.{call}`, and that call does not fit it: {why}; rename it "
+                                f"or keep the framework's signature", rng)
+
+
 def _no_smem_block(kernel):
     """Why the kernel has no SMEM block, or None when it has one (or that is not known)."""
     a = kernel.smem_allocator
@@ -496,6 +539,18 @@ CapturedVariableAccessInWork.INVALID = [
     # the consumer variables, read through a helper method
     _variables_program("        return self._slot()\n\n    def _slot(self):\n"
                        "        return self.consumer_vars['item']\n", mark="TS233"),
+]
+FrameworkMethodOverride.VALID = [
+    _variables_program(),
+    # a factory under another name, and a `create` override the framework can still call
+    _variables_program(dst_extra="    @classmethod\n    def make(cls, name):\n        return cls(name=name)\n\n"
+                                 "    def create(self, *args):\n        super().create()\n\n"),
+]
+FrameworkMethodOverride.INVALID = [
+    _variables_program(dst_extra="    @classmethod\n    def create(cls, name):  # expect: TS239\n"
+                                 "        return cls(name=name)\n\n"),
+    _variables_program(dst_extra="    def create_pipeline(self):  # expect: TS239\n"
+                                 "        return None\n\n"),
 ]
 LegacyVariableFactoryOverride.VALID = [_variables_program()]
 LegacyVariableFactoryOverride.INVALID = [
