@@ -75,3 +75,24 @@ def test_the_run_stops_at_the_failing_read():
         a = first_missing
         b = second_missing
     ''')] == ["name 'first_missing' is not defined in 'kernel': Python raises NameError here"]
+
+
+def test_a_module_constant_bound_nowhere():
+    src = textwrap.dedent('''
+        import os
+        NUM_LOAD_WARPS = 1
+        if os.environ.get("WIDE"):
+            EXTRA = 2
+        WIDTH = EXTRA if os.environ.get("WIDE") else 1     # bound in a branch: not certain
+        class Cfg:
+            STAGES = 4
+            BYTES = STAGES * 1024
+        try:
+            DEBUG = DEBUG_FLAG
+        except NameError:
+            DEBUG = False
+        TOTAL = NUM_STORE_WARPS + NUM_LOAD_WARPS
+    ''')
+    got = [(d.code, d.range.line, d.range.column, d.message) for d in lint_source(src, "m.py")]
+    assert got == [("TS962", 14, 8, "name 'NUM_STORE_WARPS' is not defined: Python raises NameError here, "
+                                   "when the module is imported")]

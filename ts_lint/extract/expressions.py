@@ -153,7 +153,10 @@ class ExpressionsMixin:
     def _e_name(self, node: cst.Name, scope):
         if self._unbound_reads and id(node) in self._unbound_reads:
             self._unbound_read(node)
-        return self.lookup(node.value, scope)
+        v = self.lookup(node.value, scope)
+        if v is UNKNOWN and not self.frames and self.ctx.importing and self.module_name == "__main__":
+            self._module_level_read(node, scope)
+        return v
 
     def _e_number(self, node, scope):
         v = node.value

@@ -280,6 +280,28 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         ctx.report("TS962", msg + ": Python raises NameError here", self.rng(node))
         raise UserRaise(node, reported=True)
 
+    def _module_level_read(self, node, scope):
+        """A read in the module body (or a class body in it) while it is imported, of a
+        name that no scope on the way has: TS962 when the module binds that name nowhere
+        (a deleted or misspelt module constant), as Python raises NameError there."""
+        from .unbound import main_module_names
+        name = node.value
+        s = scope
+        while s is not None:
+            if name in s.vars:
+                return
+            s = s.parent
+        if name in self.builtins or name.startswith("__"):
+            return
+        names = main_module_names(self)
+        if names is None or name in names:
+            return
+        if self._try_depth or self.captures:
+            raise UserRaise(node)
+        self.ctx.report("TS962", f"name '{name}' is not defined: Python raises NameError here, when the module "
+                        "is imported", self.rng(node))
+        raise UserRaise(node, reported=True)
+
     def missing_param(self, func: FuncVal, p: cst.Param):
         if func.is_jit and p.annotation is not None and \
                 self.ts.runtime_annotation(p.annotation.annotation, func.closure):

@@ -938,6 +938,23 @@ def check_schedule(it, func) -> list:
     return check_function(it, func, "TS136", lambda name, local: unbound_name_message(name, func.name, local))
 
 
+def main_module_names(it) -> Optional[Set[str]]:
+    """Every name the analysed file's module binds (None when it may bind names invisibly)."""
+    ctx = it.ctx
+    src = ctx.src
+    if src is None:
+        return None
+    caches = getattr(ctx, "_ts136_module", None)
+    if caches is None:
+        caches = ctx._ts136_module = {}
+    cache = caches.get(id(src))
+    if cache is None:
+        source = getattr(src, "source", None) or ctx.pos.source or ""
+        cache = (module_names_of(src, src.module, source), ":=" in source)
+        caches[id(src)] = cache
+    return cache[0]
+
+
 def failing_reads(it, func) -> list:
     """[(Name node, name, local)] of the reads in `func` (a FuncVal) that certainly fail
     (memoised per def and closure); [] when the analysis cannot tell."""
