@@ -938,21 +938,24 @@ def check_schedule(it, func) -> list:
     return check_function(it, func, "TS136", lambda name, local: unbound_name_message(name, func.name, local))
 
 
-def main_module_names(it) -> Optional[Set[str]]:
-    """Every name the analysed file's module binds (None when it may bind names invisibly)."""
+def _module_facts(it, src) -> tuple:
+    """(every name the module of `src` binds or None when it may bind names invisibly,
+    whether it has a walrus), cached per file for one analysis."""
     ctx = it.ctx
-    src = ctx.src
-    if src is None:
-        return None
     caches = getattr(ctx, "_ts136_module", None)
     if caches is None:
         caches = ctx._ts136_module = {}
-    cache = caches.get(id(src))
-    if cache is None:
+    facts = caches.get(id(src))
+    if facts is None:
+        module = src.module if src is not None else it.module_node
         source = getattr(src, "source", None) or ctx.pos.source or ""
-        cache = (module_names_of(src, src.module, source), ":=" in source)
-        caches[id(src)] = cache
-    return cache[0]
+        facts = caches[id(src)] = (module_names_of(src, module, source), ":=" in source)
+    return facts
+
+
+def main_module_names(it) -> Optional[Set[str]]:
+    """Every name the analysed file's module binds (None when it may bind names invisibly)."""
+    return _module_facts(it, it.ctx.src)[0] if it.ctx.src is not None else None
 
 
 def failing_reads(it, func) -> list:
@@ -973,18 +976,9 @@ def failing_reads(it, func) -> list:
         if isinstance(fn, cst.FunctionDef):
             from .imports import source_of
             src = source_of(ctx, func.node)    # the file that defines it (imports.py)
-            module = src.module if src is not None else it.module_node
-            caches = getattr(ctx, "_ts136_module", None)
-            if caches is None:
-                caches = ctx._ts136_module = {}
-            cache = caches.get(id(src))
-            if cache is None:
-                source = getattr(src, "source", None) or ctx.pos.source or ""
-                cache = (module_names_of(src, module, source), ":=" in source)
-                caches[id(src)] = cache
-            enclosing = _enclosing(src, func)
+            names, walrus = _module_facts(it, src)
             closure = func.closure
-            found = analyze(func.name, fn, enclosing, cache[0], lambda n: it.lookup(n, closure), cache[1])
+            found = analyze(func.name, fn, _enclosing(src, func), names, lambda n: it.lookup(n, closure), walrus)
     except RecursionError:
         found = []
     except Exception:               # the lint never fails on its own analysis

@@ -221,16 +221,10 @@ class LegacyVariableFactoryOverride(Rule):
     reference_checks_at = "kernel"
 
     def check(self, kernel):
-        seen = set()
-        for rid in sorted(kernel.resources, key=lambda r: kernel.resources[r].range.line):
-            res = kernel.resources[rid]
-            for name, rng in res.legacy_factories:
-                if (name, rng) in seen:
-                    continue
-                seen.add((name, rng))
-                yield self.diag(f"{res.class_name}.{name}() overrides a legacy variable factory, which is "
-                                "forbidden with captured schedules: declare TaskLocalVariable fields and "
-                                "returns= instead", rng)
+        for res, (name, rng) in _class_entries(kernel, "legacy_factories", 1):
+            yield self.diag(f"{res.class_name}.{name}() overrides a legacy variable factory, which is "
+                            "forbidden with captured schedules: declare TaskLocalVariable fields and "
+                            "returns= instead", rng)
 
 
 @register
@@ -263,17 +257,25 @@ class FrameworkMethodOverride(Rule):
     reference_checks_at = "kernel"
 
     def check(self, kernel):
-        seen = set()
-        for rid in sorted(kernel.resources, key=lambda r: kernel.resources[r].range.line):
-            res = kernel.resources[rid]
-            for name, why, rng, owner in res.framework_overrides:
-                if (name, rng) in seen:
-                    continue
-                seen.add((name, rng))
-                call = f"{name}(pipeline_config)" if name == "create_pipeline" else f"{name}()"
-                yield self.diag(f"{owner}.{name} replaces the MemoryResource method the framework "
-                                f"calls as `resource.{call}`, and that call does not fit it: {why}; rename it "
-                                f"or keep the framework's signature", rng)
+        for _res, (name, why, rng, owner) in _class_entries(kernel, "framework_overrides", 2):
+            call = f"{name}(pipeline_config)" if name == "create_pipeline" else f"{name}()"
+            yield self.diag(f"{owner}.{name} replaces the MemoryResource method the framework "
+                            f"calls as `resource.{call}`, and that call does not fit it: {why}; rename it "
+                            f"or keep the framework's signature", rng)
+
+
+def _class_entries(kernel, attr: str, at: int):
+    """(resource, entry) of the class-level findings in `ResourceModel.<attr>` (tuples of
+    a method name first and its def line at index `at`), each def once however many
+    resources share the class, in source order of the resources."""
+    seen = set()
+    for rid in sorted(kernel.resources, key=lambda r: kernel.resources[r].range.line):
+        res = kernel.resources[rid]
+        for entry in getattr(res, attr):
+            key = (entry[0], entry[at])
+            if key not in seen:
+                seen.add(key)
+                yield res, entry
 
 
 def _no_smem_block(kernel):
