@@ -8,7 +8,7 @@ usage: python benchmarks/agreement.py --tutorials DIR [--markdown FILE] [--jobs 
 DIR holds the tutorial programs (`01_copy_grid_stride.py`, ... the `.py` files of
 examples/python/CuTeDSL/experimental/task_scheduling/blackwell/tutorial/*/ in the CUTLASS
 repository; the stems of `TUTORIALS`). Each program is mutated one
-defect at a time by four families of operators, written out, and judged twice:
+defect at a time by six families of operators, written out, and judged twice:
 
 * ts-lint: one folder run (`python -m ts_lint DIR --format json --isolated`); a variant is
   rejected when ts-lint reports an error in it;
@@ -28,7 +28,11 @@ sessions came from, so the cached verdicts apply):
   `__init__` / `__post_init__` / `get_*_requirements` (at most 25 per tutorial);
 * `host`: host-side edits: decorators, pipeline factory kinds and arguments, Task and
   TaskManager arguments, dependency-graph entries, allocator statements, task-local
-  variables, PipelineGroup members and modes (round-robin over the operators).
+  variables, PipelineGroup members and modes (round-robin over the operators);
+* `kernel`: delete or swap-with-next one statement of a `@cute.kernel` / `@cute.jit`
+  function body outside its `@schedule`s (at most 12 per tutorial);
+* `module`: a module-level integer constant (`num_stages = 4`) +-1 or its assignment
+  deleted (at most 6 per tutorial).
 
 A variant the reference rejects with a plain Python or DSL error that is not about TS
 (`NameError`, a value "never given a value", an IR dominance error, a None item) is
@@ -299,6 +303,90 @@ def class_variants(t, src, per=25):
 
 
 
+# ------------------------------------------------------------------ family: kernel
+class _KernelSites(cst.CSTVisitor):
+    """Statements of `@cute.kernel` / `@cute.jit` function bodies outside `@schedule`s."""
+    METADATA_DEPENDENCIES = (PositionProvider,)
+
+    def __init__(self):
+        self.sites = []
+
+    def visit_FunctionDef(self, node):
+        if not any(_host.dec_name(d) in ("kernel", "jit") for d in node.decorators):
+            return
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        for i, st in enumerate(node.body.body):
+            if not (_is_docstring(st) or isinstance(st, (cst.FunctionDef, cst.ClassDef))):
+                self.sites.append((node.body, i, node.name.value, self.get_metadata(PositionProvider, st).start.line))
+
+
+def kernel_variants(t, src, per=12):
+    w = MetadataWrapper(cst.parse_module(src))
+    c = _KernelSites()
+    w.visit(c)
+    cands = [(s, k) for s in c.sites for k in ("del", "swap")]
+    random.Random("kernel:" + t).shuffle(cands)
+    out, seen = [], set()
+    for (block, i, label, line), kind in cands:
+        if len(out) >= per:
+            break
+        if kind == "swap" and (i + 1 >= len(block.body) or isinstance(block.body[i + 1], (cst.FunctionDef, cst.ClassDef))):
+            continue
+        new = w.module.visit(_BlockEdit(block, i, kind)).code
+        h = _md5(new)
+        if new == src or h in seen:
+            continue
+        seen.add(h)
+        out.append((f"{t}__{kind}_{label}_L{line}", new, f"kernel:{kind}"))
+    return out
+
+
+# ------------------------------------------------------------------ family: module
+class _ConstantEdit(cst.CSTTransformer):
+    """`NAME = <int>` at module level: the literal + delta, or the statement deleted."""
+
+    def __init__(self, target, delta):
+        self.target, self.delta = target, delta
+
+    def leave_SimpleStatementLine(self, orig, upd):
+        if orig is not self.target:
+            return upd
+        if self.delta is None:
+            return cst.RemoveFromParent()
+        a = upd.body[0]
+        return upd.with_changes(body=[a.with_changes(value=cst.Integer(str(int(a.value.value) + self.delta)))])
+
+
+def module_variants(t, src, per=6):
+    mod = cst.parse_module(src)
+    w = MetadataWrapper(mod)
+    pos = w.resolve(PositionProvider)
+    sites = []
+    for st in w.module.body:
+        if isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Assign):
+            a = st.body[0]
+            if (len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
+                    and isinstance(a.value, cst.Integer) and a.value.value.isdigit()):
+                sites.append((st, a.targets[0].target.value, pos[st].start.line))
+    cands = [(s, d) for s in sites for d in (1, -1, None)]
+    random.Random("module:" + t).shuffle(cands)
+    out, seen = [], set()
+    for (st, name, line), delta in cands:
+        if len(out) >= per:
+            break
+        if delta is not None and int(st.body[0].value.value) + delta < 0:
+            continue
+        new = w.module.visit(_ConstantEdit(st, delta)).code
+        h = _md5(new)
+        if new == src or h in seen:
+            continue
+        seen.add(h)
+        kind = "del" if delta is None else ("p1" if delta > 0 else "m1")
+        out.append((f"{t}__const_{kind}_{name}_L{line}", new, f"module:{kind}"))
+    return out
+
+
 # ------------------------------------------------------------------ generation
 def generate(tutorials: dict) -> list:
     """[(name, text, operator, tutorial)] of every variant."""
@@ -312,6 +400,9 @@ def generate(tutorials: dict) -> list:
         out += [(n, s, op, t) for n, s, op in class_variants(t, tutorials[t])]
     out += [(n, s, op, n.split("__")[0]) for n, s, op in _host.host_variants(
         {t: tutorials[t] for t in BASE + EXTRA + HOST_ONLY if t in tutorials})]
+    for t in [t for t in BASE + EXTRA + HOST_ONLY if t in tutorials]:
+        out += [(n, s, op, t) for n, s, op in kernel_variants(t, tutorials[t])]
+        out += [(n, s, op, t) for n, s, op in module_variants(t, tutorials[t])]
     seen, uniq = set(), []
     for v in out:
         h = _md5(v[1])

@@ -246,7 +246,8 @@ UNBOUND_NAME = rule("TS962", "unbound-name", """
     style entry points, the `__main__` block, and the `@cute.jit` / `@cute.kernel`
     functions they reach), reports the first read of a name that is bound nowhere (a
     deleted assignment, a typo) or read before its assignment, once the run reaches it;
-    in the module body, a read of a name the module binds nowhere.
+    in the module body, a read of a name the module binds nowhere; in a work method that
+    a schedule of a kernel calls (the kernel compiles it), a read that certainly fails.
     `@schedule` bodies have their own code (TS136); a read under a condition ts-lint
     cannot decide, in a `try` with a handler, or in a function run only with assumed
     arguments is not reported.

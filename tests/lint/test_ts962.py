@@ -96,3 +96,19 @@ def test_a_module_constant_bound_nowhere():
     got = [(d.code, d.range.line, d.range.column, d.message) for d in lint_source(src, "m.py")]
     assert got == [("TS962", 14, 8, "name 'NUM_STORE_WARPS' is not defined: Python raises NameError here, "
                                    "when the module is imported")]
+
+
+def test_a_work_method_the_schedule_calls():
+    from ts_runtime.rules._programs import copy_program
+    src = copy_program()
+    body = "        return stage_info.loop_offset\n"
+    assert body in src
+    bad = src.replace(body, "        return base + stage_info.loop_offset\n", 1)
+    line = bad.splitlines().index("        return base + stage_info.loop_offset") + 1
+    got = [(d.code, d.range.line, d.message) for d in lint_source(bad, "p.py") if d.code == "TS962"]
+    assert got == [("TS962", line, "name 'base' is not defined in work method 'Src.get_item': Python raises "
+                                   "NameError when the kernel is compiled")]
+    # a work method no schedule calls is not compiled with the kernel
+    assert "get_flag()" not in src
+    unused = src.replace("        return True\n", "        return missing_flag\n", 1)
+    assert unused != src and [d for d in lint_source(unused, "p.py") if d.code == "TS962"] == []

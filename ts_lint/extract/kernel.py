@@ -8,8 +8,8 @@ import libcst as cst
 from ts_runtime.model.kernel import GraphEdge, KernelModel, ManagerOptions, TaskModel
 from ts_runtime.model.values import is_static_int
 
-from .common import _Abort, _signature_bind, _static
-from .values import AllocatorVal, ResourceObj, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN
+from .common import WorkMethodVal, _Abort, _signature_bind, _static
+from .values import AllocatorVal, FuncVal, ResourceObj, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN
 
 
 class KernelMixin:
@@ -279,6 +279,7 @@ class KernelMixin:
             return tm_val
         ctx.kernels.append(kernel)
         ctx.kernel_roots.append(ctx.root_name)
+        self._work_method_reads(kernel, objects)
         if ctx.import_errors:
             reasons.insert(0, "the module has errors that stop it at import")
         elif ctx.root_errors:
@@ -299,6 +300,28 @@ class KernelMixin:
             ctx.site_models = {}
         ctx.site_models.setdefault(site, (kernel, objects))
         return tm_val
+
+    def _work_method_reads(self, kernel, objects):
+        """TS962 in the work methods the kernel's schedules call: the kernel compiles them, so
+        a read that certainly fails there (unbound.failing_reads) raises NameError then."""
+        from .unbound import failing_reads
+        ctx = self.ctx
+        done = set()
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered is not None else ()):
+                o = objects.get(e.resource)
+                if not e.label or not e.stage.is_work or o is None:
+                    continue
+                owner, v = o.cls.lookup(e.label)
+                if not isinstance(v, WorkMethodVal) or not isinstance(v.func, FuncVal) or id(v) in done:
+                    continue
+                done.add(id(v))
+                for node, name, local in failing_reads(self.it, v.func):
+                    where = f"work method '{owner.name}.{e.label}'"
+                    msg = (f"local variable '{name}' is read before it is assigned in {where}" if local
+                           else f"name '{name}' is not defined in {where}")
+                    ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
+                               ctx.range(node))
 
     def _run_rules(self, kernel, options, rng):
         from ts_runtime.diagnostics import Severity
