@@ -859,10 +859,55 @@ class _Leaves(cst.CSTVisitor):
 
 
 def _may_leave(node, loops_ok: bool = False) -> bool:
-    """Whether `node` holds a return / raise (or a break / continue of an enclosing loop)."""
-    v = _Leaves(loops_ok)
-    node.visit(v)
-    return v.found
+    """Whether `node` holds a return / raise (or a break / continue of an enclosing loop).
+
+    Only statements can leave, so the walk goes through statement blocks and never into
+    expressions (a libcst visitor over whole kernel bodies made the unbound-name
+    analysis the largest cost of a lint); statement kinds it does not know are walked
+    by the `_Leaves` visitor."""
+    stack = [(node, 1 if loops_ok else 0)]
+    while stack:
+        n, depth = stack.pop()
+        t = type(n)
+        if t is cst.Return or t is cst.Raise:
+            return True
+        if t is cst.Break or t is cst.Continue:
+            if depth == 0:
+                return True
+        elif t in _BLOCKS:
+            stack.extend((x, depth) for x in n.body)
+        elif t is cst.For or t is cst.While:
+            # the visitor's depth covers the whole loop statement, its `else` too
+            stack.append((n.body, depth + 1))
+            if n.orelse is not None:
+                stack.append((n.orelse, depth + 1))
+        elif t is cst.If:
+            stack.append((n.body, depth))
+            if n.orelse is not None:
+                stack.append((n.orelse, depth))
+        elif t is cst.Try or t is _TRY_STAR:
+            stack.append((n.body, depth))
+            stack.extend((h.body, depth) for h in n.handlers)
+            for extra in (n.orelse, n.finalbody):
+                if extra is not None:
+                    stack.append((extra.body, depth))
+        elif t is cst.Else or t is cst.With:
+            stack.append((n.body, depth))
+        elif t is _MATCH:
+            stack.extend((c.body, depth) for c in n.cases)
+        elif t in _NO_LEAVING or _kind(t)[1]:
+            continue                  # a nested scope, or a small statement of another kind
+        else:
+            v = _Leaves(depth > 0)
+            n.visit(v)
+            if v.found:
+                return True
+    return False
+
+
+_BLOCKS = frozenset({cst.IndentedBlock, cst.SimpleStatementLine, cst.SimpleStatementSuite})
+_TRY_STAR = getattr(cst, "TryStar", None)
+_NO_LEAVING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -978,13 +1023,56 @@ def failing_reads(it, func) -> list:
             src = source_of(ctx, func.node)    # the file that defines it (imports.py)
             names, walrus = _module_facts(it, src)
             closure = func.closure
-            found = analyze(func.name, fn, _enclosing(src, func), names, lambda n: it.lookup(n, closure), walrus)
+            found = _analyze_reusing(func.name, fn, _enclosing(src, func), names,
+                                     lambda n: it.lookup(n, closure), walrus)
     except RecursionError:
         found = []
     except Exception:               # the lint never fails on its own analysis
         found = []
     memo[key] = found
     return found
+
+
+# id(FunctionDef) -> (the node, enclosing nodes, module names, walrus, {name: value looked up},
+# findings): a warm re-lint places the unchanged functions' parsed units again (the same
+# node objects), and their analysis is reused when everything it read is the same
+_READS: dict = {}
+
+
+def _analyze_reusing(name, fn, enclosing, module_names, lookup, walrus) -> list:
+    """analyze(), reused across analyses of the same parsed function when the enclosing
+    functions, the module's names and every plain value the analysis looked up are the
+    same; an analysis that looked up an object (not plain data) is not kept."""
+    key = id(fn)
+    encl = tuple(map(id, enclosing)) if enclosing is not None else None
+    hit = _READS.get(key)
+    if hit is not None and hit[0] is fn and hit[1] == encl and hit[2] == module_names and hit[3] == walrus:
+        deps = hit[4]
+        try:
+            if all(_same(lookup(n), v) for n, v in deps.items()):
+                return hit[5]
+        except Exception:
+            pass
+    deps, cacheable = {}, [True]
+
+    def recording(n):
+        v = lookup(n)
+        if _plain(v):
+            deps[n] = v
+        else:
+            cacheable[0] = False
+        return v
+
+    found = analyze(name, fn, enclosing, module_names, recording, walrus)
+    if cacheable[0]:
+        if len(_READS) > 4096:
+            _READS.clear()
+        _READS[key] = (fn, encl, set(module_names) if module_names is not None else None, walrus, deps, found)
+    return found
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and a == b
 
 
 def check_function(it, func, code: str, message) -> list:
