@@ -199,12 +199,8 @@ class SmemAllocator(_LayoutAllocator):
                           f"{type(group).__name__} (add plain resources with add_resource())", caller_range())
         if group not in self.groups:
             self.groups.append(group)
-        for m in group.members:     # members not registered yet: their data is added once
-            if m not in self.resources:
-                self.resources.append(m)
-                for a in requirements(m, "get_smem_requirements", SmemAllocation):
-                    if a not in self.allocations:
-                        self.add(a)
+        # only the group's barrier storage: its members' data goes through add_resource(), as
+        # in the reference (a member not added keeps offset 0 and may alias another buffer)
 
     def add_tmem_ptr(self, alloc):
         self.tmem_ptr_alloc = alloc

@@ -107,10 +107,9 @@ class AllocatorsMixin:
                 return True
         return False
 
-    def _alloc_add_resource(self, it, args, kwargs, call, once=False):
+    def _alloc_add_resource(self, it, args, kwargs, call):
         """`add_resource`: no de-duplication, as in the runtime (a resource added twice is
-        counted twice); `once` (a group member registered by `add_pipeline_group`): only if
-        it is not registered yet, and only its allocations not added yet."""
+        counted twice)."""
         a, res = args[0], (args[1] if len(args) > 1 else kwargs.get("resource", UNKNOWN))
         if not isinstance(res, ResourceObj):
             a.uncertain = a.uncertain or f"`{it.text(call)}`: the resource could not be resolved"
@@ -118,8 +117,6 @@ class AllocatorsMixin:
         self._strict_requirements = True
         try:
             if a.space == "smem":
-                if once and res in a.resources:
-                    return None
                 a.resources.append(res)
                 reqs = self._requirements(res, "get_smem_requirements", call)
             else:
@@ -132,8 +129,7 @@ class AllocatorsMixin:
         if self._bad_requirements(res, a.space, reqs, call):
             return None
         for r in reqs or ():
-            if not (once and r in a.allocations):
-                self._alloc_add(it, [a, r], {}, call)
+            self._alloc_add(it, [a, r], {}, call)
         return None
 
     def _alloc_add_group(self, it, args, kwargs, call):
@@ -152,10 +148,7 @@ class AllocatorsMixin:
             self.ctx.report("TS706", "PipelineGroup has no pipeline_config", self._r(call))
             return None
         if g not in a.groups:
-            a.groups.append(g)
-        for m in self._members(g):
-            if isinstance(m, ResourceObj):
-                self._alloc_add_resource(it, [a, m], {}, call, once=True)
+            a.groups.append(g)     # the barrier storage only (memory.SmemAllocator.add_pipeline_group)
         return None
 
     def _alloc_alias(self, it, args, kwargs, call):

@@ -332,9 +332,11 @@ class ResourceNotAllocated(Rule):
     For every resource of the manager's tasks, each allocation its
     `get_smem_requirements()` / `get_tmem_requirements()` returns must have been added to
     the `SmemAllocator` / `TmemAllocator` given to the `TaskManager` (by
-    `add_resource`, `add`, an alias group or a pipeline group's members) before
-    `compute_layout()`. Only runs when the allocator is attached and everything added to
-    it is known.
+    `add_resource`, `add` or an alias group) before `compute_layout()`. A PipelineGroup's
+    members are resources like any other: `add_pipeline_group(group)` reserves only the
+    group's barrier storage, so each member needs its own `add_resource`, as in the
+    reference. Only runs when the allocator is attached and everything added to it is
+    known.
 
     ## Why is this bad?
     The allocation never gets an offset and no SMEM is reserved for it: work that reads
