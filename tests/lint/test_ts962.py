@@ -12,6 +12,7 @@ from ts_runtime.memory import SmemAllocator
 
 @cute.kernel
 def kernel(n: cutlass.Constexpr[int]):
+    smem = SmemAllocator()           # TS code: TS962 judges TS functions and their callers
     stages = 2
 {body}
 
@@ -25,8 +26,19 @@ def helper(x):
     return undefined_everywhere + x       # never called: not judged
 
 
+@cute.kernel
+def plain_kernel():
+    return undefined_too                  # not TS code: other linters' business
+
+
+@cute.jit
+def plain_host():
+    plain_kernel().launch(grid=(1, 1, 1), block=(32, 1, 1))
+
+
 if __name__ == "__main__":
     cute.compile(host)
+    cute.compile(plain_host)
 '''
 
 

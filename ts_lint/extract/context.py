@@ -60,6 +60,7 @@ class Context:
         self.import_errors = 0        # error findings while the module body was imported
         self.importing = False
         self.assumed = False          # running a root with assumed arguments (roots.py "rest")
+        self.ts_related = None        # def nodes of the TS functions and their callers (roots.root_order)
         self.suppress = 0             # >0: findings are being discarded (unreliable capture)
         self.steps = 0
         self.depth = 0

@@ -256,6 +256,23 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                     bound[p.name.value] = _dynamic(bound[p.name.value])
         return bound
 
+    def _ts_code(self, func: FuncVal) -> bool:
+        """Whether `func` is TS code: a function that builds TS objects or calls one that
+        does (roots.root_order), or a function defined inside one. Plain Python or CuTe
+        helpers (a non-TS kernel next to the TS one) are other linters' business."""
+        related = self.ctx.ts_related
+        if related is None:
+            return False          # the import, before the TS functions are known
+        if func.node in related:
+            return True
+        s = func.closure
+        while s is not None:
+            f = getattr(s, "func", None)
+            if f is not None and f.node in related:
+                return True
+            s = s.parent
+        return False
+
     def _arm_unbound(self, func: FuncVal):
         """Marks the reads of `func` that certainly fail (unbound.failing_reads): when the
         run reaches one, `_e_name` reports TS962 there and stops, as Python raises NameError
@@ -329,7 +346,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 ctx.depth -= 1
         ctx.entered.add(func.node)
         if not self.captures and not ctx.assumed and func.node not in self._unbound_armed \
-                and not (func.owner is not None and _ts_class(func.owner)):
+                and not (func.owner is not None and _ts_class(func.owner)) and self._ts_code(func):
             self._arm_unbound(func)
         frame = Frame(func, scope, self_val)
         body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body

@@ -75,6 +75,8 @@ def root_order(it) -> List[tuple]:
                 names.add(f.name)
                 changed = True
     chosen = [(label, f, owner) for label, f, owner in cands if id(f) in related]
+    # the functions that build TS code or call what does (TS962 judges only those)
+    ctx.ts_related = {f.node for _, f, _ in chosen}
     by_name: dict = {}
     for label, f, owner in chosen:
         by_name.setdefault(f.name, []).append(f)
