@@ -40,6 +40,7 @@ class MethodEffects:
     tested: frozenset
     foreign: frozenset = frozenset()
     context: frozenset = frozenset()
+    returns_value: bool = True   # False: no `return <value>` (and no yield): it returns None (TS328)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Effects:
     foreign: frozenset = frozenset()
     context: frozenset = frozenset()
     touched: frozenset = frozenset()     # every self.<name> read, set, tested or called (TS233)
+    returns_value: bool = True           # the method's own body (TS328), calls not followed
 
 
 NOT_A_METHOD = object()     # lookup result: the name is not a method (a data attribute)
@@ -133,7 +135,28 @@ def function_effects(fn) -> Optional[MethodEffects]:
         for c in ast.iter_child_nodes(n):
             stack.append((c, n, in_test, branch))
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
-                         frozenset(foreign), frozenset(context))
+                         frozenset(foreign), frozenset(context), _returns_value(fn))
+
+
+def _returns_value(fn) -> bool:
+    """Whether `fn` may return a value: a `return <value>` (not `return None`) in its own
+    body, or a `yield` / `await` (a generator or coroutine is not judged)."""
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Return:
+            v = n.value
+            if v is not None and not (type(v) is ast.Constant and v.value is None):
+                return True
+        elif t is ast.Yield or t is ast.YieldFrom or t is ast.Await:
+            return True
+        elif t not in _SCOPES:
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 _TESTED = (ast.If, ast.IfExp, ast.While, ast.Assert)
@@ -152,6 +175,8 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     reads it), or None when `m` is a method whose body is unknown."""
     uses, writes, tested, foreign, context, touched = set(), set(), set(), set(), set(), set()
     writes_any = False
+    own = lookup(name)
+    returns_value = own.returns_value if isinstance(own, MethodEffects) else True
     seen = set()
     stack = [name]
     while stack:
@@ -177,10 +202,10 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     if writes_any:
         # an unknown callee may set (or check) anything: claim no use
         return Effects(frozenset(), frozenset(writes), True, context=frozenset(context),
-                       touched=frozenset(touched))
+                       touched=frozenset(touched), returns_value=returns_value)
     return Effects(frozenset(uses - writes - tested), frozenset(writes), False,
                    frozenset(p for p in foreign if p[0] not in writes), frozenset(context),
-                   frozenset(touched))
+                   frozenset(touched), returns_value)
 
 
 def class_table(work_names, method_names, lookup) -> tuple:
@@ -207,3 +232,4 @@ def fill(methods: dict, table: dict, held: dict) -> None:
             wm.foreign_uses = frozenset((held[a], b) for a, b in eff.foreign if a in held)
             wm.context_uses = eff.context
             wm.touched = eff.touched
+            wm.returns_value = eff.returns_value

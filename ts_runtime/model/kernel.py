@@ -108,6 +108,7 @@ class WorkMethodModel:
     foreign_uses: frozenset = frozenset()         # (rid, attr): self.<held resource>.<attr> reads
     context_uses: frozenset = frozenset()         # stage_info.context.<name> reads (unconditional)
     touched: frozenset = frozenset()              # every self.<name> it reads, sets, tests or calls
+    returns_value: bool = True                    # False: its body returns None (TS328)
 
     @property
     def routed(self):

@@ -513,6 +513,73 @@ rule("TS316", "returned-value-count", """
     ## Use instead
     Return one value per declared output.
     """, phase="codegen", exc="TypeError")
+@register
+class ConsumerWorkReturnsNothing(Rule):
+    """A consumer work method with `returns=` whose body never returns a value.
+
+    ## What it does
+    For each `@consumer_work(returns=...)` method a schedule of the kernel calls, checks
+    its body for a `return <value>`. Without one the method returns `None`, which counts
+    as no value, where the captured schedule expects one per declared output (TS316,
+    known here before the kernel is traced). Reported once, at the method.
+    ## Why is this bad?
+    The kernel does not compile: the reference raises `TypeError: @consumer_work 'read'
+    returned 0 value(s), but the captured schedule expects 1 TaskLocalVariable output(s)`.
+    ## Example
+    ```python
+    @consumer_work(returns=item)
+    def get_item(self, stage_info):
+        self.offset = stage_info.loop_offset
+    ```
+    ## Use instead
+    Return one value per declared output (`return stage_info.loop_offset`).
+    """
+    code = "TS328"
+    name = "consumer-work-returns-nothing"
+    order = 199
+    reference_exception = "TypeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        seen = set()
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered is not None else ()):
+                res = kernel.resources.get(e.resource)
+                if e.stage is not ScheduleStage.ConsumerWork or res is None or not e.label:
+                    continue
+                wm = res.work_methods.get(e.label)
+                if wm is None or not wm.returns or wm.returns_value or (wm.defined_on, wm.name) in seen:
+                    continue
+                seen.add((wm.defined_on, wm.name))
+                names = ", ".join(f"'{n}'" for n in wm.returns)
+                yield self.diag(f"@consumer_work '{wm.name}' declares {len(wm.returns)} output(s) ({names}) but "
+                                f"never returns a value: it returns None, 0 values where the captured schedule "
+                                f"expects {len(wm.returns)}", wm.range,
+                                related=[Related(e.range, f"'{t.name}' calls it here")])
+
+
+def _returns_program(get_item_body: str = "", mark: bool = False) -> str:
+    from ._programs import copy_program
+    src = copy_program()
+    if get_item_body:
+        src = src.replace("        return stage_info.loop_offset\n", get_item_body, 1)
+    if mark:
+        src = src.replace("    @consumer_work(returns=item)\n", "    @consumer_work(returns=item)  # expect: TS328\n", 1)
+    return src
+
+
+ConsumerWorkReturnsNothing.VALID = [
+    _returns_program(),
+    # a value on one path is enough for this rule (the count is then checked when traced)
+    _returns_program("        if stage_info.loop_offset > 4:\n            return stage_info.loop_offset\n"
+                     "        return 0\n"),
+]
+ConsumerWorkReturnsNothing.INVALID = [
+    _returns_program("        self.last = stage_info.loop_offset\n", mark=True),
+    _returns_program("        return None\n", mark=True),
+]
+
+
 rule("TS317", "returned-value-dtype", """
     A returned value incompatible with its `TaskLocalVariable` dtype.
 
