@@ -281,11 +281,16 @@ class _ClassSites(cst.CSTVisitor):
 
 
 def class_variants(t, src, per=25):
+    return _sampled_block_edits(t, src, _ClassSites(), ("del", "dup", "swap"), per, t, "class")
+
+
+def _sampled_block_edits(t, src, sites, kinds, per, seed, family):
+    """At most `per` distinct block edits (`kinds` of _BlockEdit) at the statements the
+    `sites` visitor collects, in an order shuffled with `seed`."""
     w = MetadataWrapper(cst.parse_module(src))
-    c = _ClassSites()
-    w.visit(c)
-    cands = [(s, k) for s in c.sites for k in ("del", "dup", "swap")]
-    random.Random(t).shuffle(cands)
+    w.visit(sites)
+    cands = [(s, k) for s in sites.sites for k in kinds]
+    random.Random(seed).shuffle(cands)
     out, seen = [], set()
     for (block, i, label, line), kind in cands:
         if len(out) >= per:
@@ -297,10 +302,8 @@ def class_variants(t, src, per=25):
         if new == src or h in seen:
             continue
         seen.add(h)
-        out.append((f"{t}__{kind}_{label}_L{line}", new, f"class:{kind}"))
+        out.append((f"{t}__{kind}_{label}_L{line}", new, f"{family}:{kind}"))
     return out
-
-
 
 
 # ------------------------------------------------------------------ family: kernel
@@ -322,24 +325,7 @@ class _KernelSites(cst.CSTVisitor):
 
 
 def kernel_variants(t, src, per=12):
-    w = MetadataWrapper(cst.parse_module(src))
-    c = _KernelSites()
-    w.visit(c)
-    cands = [(s, k) for s in c.sites for k in ("del", "swap")]
-    random.Random("kernel:" + t).shuffle(cands)
-    out, seen = [], set()
-    for (block, i, label, line), kind in cands:
-        if len(out) >= per:
-            break
-        if kind == "swap" and (i + 1 >= len(block.body) or isinstance(block.body[i + 1], (cst.FunctionDef, cst.ClassDef))):
-            continue
-        new = w.module.visit(_BlockEdit(block, i, kind)).code
-        h = _md5(new)
-        if new == src or h in seen:
-            continue
-        seen.add(h)
-        out.append((f"{t}__{kind}_{label}_L{line}", new, f"kernel:{kind}"))
-    return out
+    return _sampled_block_edits(t, src, _KernelSites(), ("del", "swap"), per, "kernel:" + t, "kernel")
 
 
 # ------------------------------------------------------------------ family: module
