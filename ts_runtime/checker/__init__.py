@@ -211,7 +211,9 @@ def _describe(kernel, prog, f: Finding):
     frame = f.detail.get("frame", list(range(lay.tasks)))
     cur = {real: f.state[idx] for idx, real in enumerate(frame)}
     if f.kind == DEADLOCK:
-        blocked = sorted(f.tasks)
+        # the blocked steps in source order (then task order): a state and its images under
+        # task symmetry (the reduced search may meet either) give the same primary line
+        blocked = sorted(f.tasks, key=lambda t: (_rk(prog.ops[t][cur[t]].range), t))
         texts = [_blocked_text(prog, t, cur[t]) for t in blocked]
         done = [prog.task_names[t] for t in range(lay.tasks) if cur[t] >= len(prog.ops[t])]
         msg = "deadlock: no task can make progress; " + "; ".join(texts)
