@@ -1094,9 +1094,14 @@ def test_dataclasses_replace_and_namedtuple_values():
         s, t = S("x"), S(n=5, name="y")
         vals = (p.a, p.b, p.c, s.name, s.n, t.name, t.n)
         bad = dataclasses.replace(P(), d=1)
+        class Q(P):                  # not decorated: still a dataclass (inherited fields)
+            pass
+        q = dataclasses.replace(Q(), a=5)
+        sub = (type(q).__name__, q.a, q.c)
     ''')
     assert v["vals"] == (1, 10, 11, "x", 3, "y", 5)
     assert v["bad"] is UNKNOWN
+    assert v["sub"] == ("Q", 5, 7)
 
 
 def test_namedtuples_index_unpack_and_iterate_like_tuples():

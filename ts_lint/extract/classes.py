@@ -237,7 +237,8 @@ def dataclass_init(it, k: ClassVal, inst: InstanceVal, args, kwargs, call_node):
 def dataclass_replace(it, args, kwargs, call):
     """`dataclasses.replace(obj, **changes)`: a new instance built by the class's own
     constructor from obj's init fields and the changes (as Python does)."""
-    if len(args) != 1 or not isinstance(args[0], InstanceVal) or not args[0].cls.is_dataclass:
+    # a subclass of a dataclass is one too (it inherits __dataclass_fields__)
+    if len(args) != 1 or not isinstance(args[0], InstanceVal) or not any(k.is_dataclass for k in args[0].cls.mro):
         return UNKNOWN
     obj = args[0]
     fields = all_fields(obj.cls)
@@ -275,13 +276,9 @@ def named_tuple_attr(it, obj, name: str):
             return BuiltinFunc("_asdict", lambda i, a, k, c: dict(zip(names, named_tuple_items(obj)))
                                if not a and not k else UNKNOWN, qualname=f"{cls.qualname}._asdict")
         if name == "_replace":
-            def replace(i, a, k, c):
-                if a or any(n not in names for n in k):
-                    return UNKNOWN          # Python raises
-                values = dict(zip(names, named_tuple_items(obj)))
-                values.update(k)
-                return i.call(cls, [], values, c)
-            return BuiltinFunc("_replace", replace, qualname=f"{cls.qualname}._replace")
+            # dataclasses.replace's semantics: the class's constructor on the fields and changes
+            return BuiltinFunc("_replace", lambda i, a, k, c: UNKNOWN if a else dataclass_replace(i, [obj], k, c),
+                               qualname=f"{cls.qualname}._replace")
     elif name == "_make":
         def make(i, a, k, c):
             items = i.iterate(a[0]) if len(a) == 1 and not k else None

@@ -290,11 +290,9 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         ctx = self.ctx
         if ctx.assumed or self.captures or self._try_depth:
             raise UserRaise(node)         # assumed arguments, or a handler may catch it
-        if local:
-            msg = f"local variable '{name}' is read before it is assigned in '{fname}'"
-        else:
-            msg = f"name '{name}' is not defined in '{fname}'"
-        ctx.report("TS962", msg + ": Python raises NameError here", self.rng(node))
+        from .unbound import name_error_message
+        ctx.report("TS962", name_error_message(name, local, f"'{fname}'") + ": Python raises NameError here",
+                   self.rng(node))
         raise UserRaise(node, reported=True)
 
     def _module_level_read(self, node, scope):

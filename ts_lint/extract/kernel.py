@@ -304,7 +304,7 @@ class KernelMixin:
     def _work_method_reads(self, kernel, objects):
         """TS962 in the work methods the kernel's schedules call: the kernel compiles them, so
         a read that certainly fails there (unbound.failing_reads) raises NameError then."""
-        from .unbound import failing_reads
+        from .unbound import failing_reads, name_error_message
         ctx = self.ctx
         done = set()
         for t in kernel.tasks:
@@ -317,9 +317,7 @@ class KernelMixin:
                     continue
                 done.add(id(v))
                 for node, name, local in failing_reads(self.it, v.func):
-                    where = f"work method '{owner.name}.{e.label}'"
-                    msg = (f"local variable '{name}' is read before it is assigned in {where}" if local
-                           else f"name '{name}' is not defined in {where}")
+                    msg = name_error_message(name, local, f"work method '{owner.name}.{e.label}'")
                     ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
                                ctx.range(node))
 

@@ -977,6 +977,14 @@ def _enclosing(src, func) -> Optional[List[cst.FunctionDef]]:
     return chain
 
 
+def name_error_message(name: str, local: bool, where: str) -> str:
+    """TS962's message for a read that raises NameError in `where` (a quoted function or a
+    described work method)."""
+    if local:
+        return f"local variable '{name}' is read before it is assigned in {where}"
+    return f"name '{name}' is not defined in {where}"
+
+
 def check_schedule(it, func) -> list:
     """TS136 findings of the @schedule function `func` (a FuncVal), emitted once per read."""
     from ts_runtime.rules.structure import unbound_name_message
