@@ -41,6 +41,9 @@ class MethodEffects:
     foreign: frozenset = frozenset()
     context: frozenset = frozenset()
     returns_value: bool = True   # False: no `return <value>` (and no yield): it returns None (TS328)
+    # the value counts its exits return (TS328, `_return_counts`): `return a, b` 2, `return`
+    # / `return None` / falling off the end 0, `return v` -1 (not known); None: a generator
+    return_counts: Optional[frozenset] = None
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class Effects:
     context: frozenset = frozenset()
     touched: frozenset = frozenset()     # every self.<name> read, set, tested or called (TS233)
     returns_value: bool = True           # the method's own body (TS328), calls not followed
+    return_counts: Optional[frozenset] = None
 
 
 NOT_A_METHOD = object()     # lookup result: the name is not a method (a data attribute)
@@ -135,7 +139,7 @@ def function_effects(fn) -> Optional[MethodEffects]:
         for c in ast.iter_child_nodes(n):
             stack.append((c, n, in_test, branch))
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
-                         frozenset(foreign), frozenset(context), _returns_value(fn))
+                         frozenset(foreign), frozenset(context), _returns_value(fn), _return_counts(fn))
 
 
 def _returns_value(fn) -> bool:
@@ -154,6 +158,36 @@ def _returns_value(fn) -> bool:
         elif t not in _SCOPES:
             stack.extend(ast.iter_child_nodes(n))
     return False
+
+
+def _return_counts(fn) -> Optional[frozenset]:
+    """How many values each exit of `fn` returns, as the consumer-work wrapper counts them
+    (None: none; a tuple or list: one per item; anything else: one): `return` / `return
+    None` 0, a tuple / list display without `*` its length, any other value -1 (a value
+    whose count the text does not tell: `return v` may return a tuple). Falling off the
+    end adds 0 (also when that end cannot be reached: the rule asks whether *every* exit
+    mismatches, and an extra 0 never hides one that matches a non-empty `returns=`). None
+    for a generator or coroutine."""
+    counts = set()
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Return:
+            v = n.value
+            if v is None or (type(v) is ast.Constant and v.value is None):
+                counts.add(0)
+            elif type(v) in (ast.Tuple, ast.List) and not any(type(e) is ast.Starred for e in v.elts):
+                counts.add(len(v.elts))
+            else:
+                counts.add(-1)
+        elif t is ast.Yield or t is ast.YieldFrom or t is ast.Await:
+            return None
+        elif t not in _SCOPES:
+            stack.extend(ast.iter_child_nodes(n))
+    if not fn.body or type(fn.body[-1]) not in (ast.Return, ast.Raise):
+        counts.add(0)
+    return frozenset(counts)
 
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -177,6 +211,7 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     writes_any = False
     own = lookup(name)
     returns_value = own.returns_value if isinstance(own, MethodEffects) else True
+    return_counts = own.return_counts if isinstance(own, MethodEffects) else None
     seen = set()
     stack = [name]
     while stack:
@@ -202,10 +237,10 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     if writes_any:
         # an unknown callee may set (or check) anything: claim no use
         return Effects(frozenset(), frozenset(writes), True, context=frozenset(context),
-                       touched=frozenset(touched), returns_value=returns_value)
+                       touched=frozenset(touched), returns_value=returns_value, return_counts=return_counts)
     return Effects(frozenset(uses - writes - tested), frozenset(writes), False,
                    frozenset(p for p in foreign if p[0] not in writes), frozenset(context),
-                   frozenset(touched), returns_value)
+                   frozenset(touched), returns_value, return_counts)
 
 
 def class_table(work_names, method_names, lookup) -> tuple:
@@ -233,3 +268,4 @@ def fill(methods: dict, table: dict, held: dict) -> None:
             wm.context_uses = eff.context
             wm.touched = eff.touched
             wm.returns_value = eff.returns_value
+            wm.return_counts = eff.return_counts

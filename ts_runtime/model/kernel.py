@@ -109,6 +109,7 @@ class WorkMethodModel:
     context_uses: frozenset = frozenset()         # stage_info.context.<name> reads (unconditional)
     touched: frozenset = frozenset()              # every self.<name> it reads, sets, tests or calls
     returns_value: bool = True                    # False: its body returns None (TS328)
+    return_counts: Any = None                     # frozenset of exit value counts, or None (TS328)
 
     @property
     def routed(self):

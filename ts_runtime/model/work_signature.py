@@ -61,10 +61,22 @@ def normalize_returns(method: str, returns) -> Tuple[list, list]:
                              f"dataclasses.Field or a list/tuple of those, got {type(it).__name__}"))
             continue
         out.append(it)
-    names = [x for x in out if isinstance(x, str)]
-    if len(set(names)) != len(names):
-        findings.append(("TS313", ValueError, f"@consumer_work(returns=...) of '{method}' has a duplicate TaskLocalVariable name"))
+    dup = duplicate_return(method, [x for x in out if isinstance(x, str)])
+    if dup is not None:
+        findings.append(("TS313", ValueError, dup))
     return out, findings
+
+
+def duplicate_return(method: str, names) -> "str | None":
+    """TS313's message when the resolved `returns=` names of a @consumer_work method repeat
+    one (written as strings or as the same dataclass field twice: `returns=[a, a]`), else
+    None. Checked once every item has its name."""
+    seen = set()
+    for n in names:
+        if n in seen:
+            return f"@consumer_work '{method}': returns= contains duplicate TaskLocalVariable name '{n}'"
+        seen.add(n)
+    return None
 
 
 def _is_field(x) -> bool:

@@ -515,13 +515,18 @@ rule("TS316", "returned-value-count", """
     """, phase="codegen", exc="TypeError")
 @register
 class ConsumerWorkReturnsNothing(Rule):
-    """A consumer work method with `returns=` whose body never returns a value.
+    """A consumer work method whose every exit returns the wrong number of values.
 
     ## What it does
-    For each `@consumer_work(returns=...)` method a schedule of the kernel calls, checks
-    its body for a `return <value>`. Without one the method returns `None`, which counts
-    as no value, where the captured schedule expects one per declared output (TS316,
-    known here before the kernel is traced). Reported once, at the method.
+    For each `@consumer_work` method a schedule of the kernel calls, counts the values
+    each exit of its body returns, as the traced kernel will (TS316, known here before the
+    kernel is traced): `return` / `return None` / the end of the body none, a tuple or
+    list display one per item. Reported when no exit can give the count the schedule
+    expects: a method with `returns=` that never returns a value, or only tuples of
+    another length; a method without `returns=` that always returns a value on a resource
+    that does not have exactly one task-local variable, or only tuples of two or more on
+    one that has (that variable takes one value). An exit whose count the text does not
+    tell (`return v`) is taken to match. Reported once, at the method.
     ## Why is this bad?
     The kernel does not compile: the reference raises `TypeError: @consumer_work 'read'
     returned 0 value(s), but the captured schedule expects 1 TaskLocalVariable output(s)`.
@@ -548,14 +553,41 @@ class ConsumerWorkReturnsNothing(Rule):
                 if e.stage is not ScheduleStage.ConsumerWork or res is None or not e.label:
                     continue
                 wm = res.work_methods.get(e.label)
-                if wm is None or not wm.returns or wm.returns_value or (wm.defined_on, wm.name) in seen:
+                if wm is None or (wm.defined_on, wm.name) in seen:
+                    continue
+                text = _return_problem(wm, res)
+                if text is None:
                     continue
                 seen.add((wm.defined_on, wm.name))
-                names = ", ".join(f"'{n}'" for n in wm.returns)
-                yield self.diag(f"@consumer_work '{wm.name}' declares {len(wm.returns)} output(s) ({names}) but "
-                                f"never returns a value: it returns None, 0 values where the captured schedule "
-                                f"expects {len(wm.returns)}", wm.range,
-                                related=[Related(e.range, f"'{t.name}' calls it here")])
+                yield self.diag(text, wm.range, related=[Related(e.range, f"'{t.name}' calls it here")])
+
+
+def _return_problem(wm, res):
+    """TS328's message for one work method, or None."""
+    n = len(wm.returns)
+    counts = wm.return_counts
+    if n:
+        names = ", ".join(f"'{x}'" for x in wm.returns)
+        if not wm.returns_value:
+            return (f"@consumer_work '{wm.name}' declares {n} output(s) ({names}) but never returns a value: "
+                    f"it returns None, 0 values where the captured schedule expects {n}")
+        if counts is not None and -1 not in counts and n not in counts:
+            got = " or ".join(str(c) for c in sorted(counts, reverse=True) if c)
+            return (f"@consumer_work '{wm.name}' declares {n} output(s) ({names}) but returns {got} value(s): "
+                    f"the captured schedule expects {n}, one per declared output")
+        return None
+    if counts is None or not counts or 0 in counts:
+        return None             # may return None: nothing to assign
+    if len(res.tlv_names) != 1:
+        return (f"@consumer_work '{wm.name}' returns a value but declares no returns=, and its resource has "
+                f"{len(res.tlv_names)} task-local variables (a value without returns= needs exactly one): "
+                f"the captured schedule has nowhere to assign it")
+    if -1 not in counts and 1 not in counts:
+        # the one variable of the resource takes the value: one value, not a tuple of them
+        got = " or ".join(str(c) for c in sorted(counts, reverse=True))
+        return (f"@consumer_work '{wm.name}' declares no returns= and returns {got} value(s): the captured "
+                f"schedule expects 1, for its resource's one task-local variable '{next(iter(res.tlv_names))}'")
+    return None
 
 
 def _returns_program(get_item_body: str = "", mark: bool = False) -> str:
@@ -573,10 +605,32 @@ ConsumerWorkReturnsNothing.VALID = [
     # a value on one path is enough for this rule (the count is then checked when traced)
     _returns_program("        if stage_info.loop_offset > 4:\n            return stage_info.loop_offset\n"
                      "        return 0\n"),
+    # a one-item tuple is one value; `return v` is taken to match
+    _returns_program("        return (stage_info.loop_offset,)\n"),
+    _returns_program("        v = (stage_info.loop_offset, 0)\n        return v\n"),
+]
+def _peek_program(body: str, mark: bool = False) -> str:
+    """The copy program with a `@consumer_work` method without `returns=` on Src (two
+    task-local variables) that the schedule calls for its effect."""
+    src = _returns_program()
+    src = src.replace("    @consumer_work(returns=flag)\n",
+                      "    @consumer_work" + ("  # expect: TS328" if mark else "") + "\n"
+                      "    def peek(self, stage_info):\n" + body + "\n"
+                      "    @consumer_work(returns=flag)\n", 1)
+    return src.replace("            v = src.get_item()\n", "            src.peek()\n            v = src.get_item()\n", 1)
+
+
+ConsumerWorkReturnsNothing.VALID += [
+    # no returns=: returning nothing is fine whatever the resource holds
+    _peek_program("        self.seen = stage_info.loop_offset\n"),
+    _peek_program("        if stage_info.loop_offset > 4:\n            return None\n        return 1\n"),
 ]
 ConsumerWorkReturnsNothing.INVALID = [
     _returns_program("        self.last = stage_info.loop_offset\n", mark=True),
     _returns_program("        return None\n", mark=True),
+    _returns_program("        return stage_info.loop_offset, stage_info.stage_idx\n", mark=True),
+    # no returns= on a resource with two task-local variables: the value has no slot
+    _peek_program("        return stage_info.loop_offset\n", mark=True),
 ]
 
 
@@ -737,7 +791,19 @@ class Probe(MemoryResource):
     @consumer_work(returns=())  # expect: TS313
     def peek(self, stage_info):
         return 0
-''')])
+'''), _P(extra='''
+
+@dataclass(kw_only=True)
+class Pair(MemoryResource):
+    first: object = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.first = TaskLocalVariable(dtype=int, default=0)
+
+    @consumer_work(returns=[first, first])  # expect: TS313
+    def load(self, stage_info):
+        return stage_info.loop_offset, stage_info.loop_offset
+''', subs=[('src, smem, out = Gmem(name="src")', 'src, smem, out = Pair(name="src")')])])
 _examples("TS314", [_VALID], [_P(extra='''
 
 @dataclass(kw_only=True)
