@@ -18,6 +18,7 @@ from .model.kernel import (
     PipelineModel, ResourceKind, ResourceModel, TaskModel, WorkMethodModel,
 )
 from .model.values import RUNTIME, UNKNOWN, is_static_int
+from .model.work_signature import duplicate_return
 from .source import SourceRange, UNKNOWN_RANGE
 
 _TLV_TAG = "ts_task_local_variable"
@@ -113,6 +114,9 @@ def _work_methods(cls):
                         raise_finding("TS313", RuntimeError, f"returns= Field of '{name}' has no .name "
                                       "(is the resource class a dataclass?)", rng)
                     returns.append(fname)
+            dup = duplicate_return(name, returns)
+            if dup is not None and not all(isinstance(r, str) for r in info.returns):
+                raise_finding("TS313", ValueError, dup, rng)    # (all strings: checked by the decorator)
             methods[name] = WorkMethodModel(name, info.stage, tuple(returns), list(info.params), rng,
                                             _qualname(klass))
     return methods, findings

@@ -10,6 +10,7 @@ import libcst as cst
 
 from ts_runtime.model.builder import RESERVED_WORK_NAMES
 from ts_runtime.model.kernel import AllocationModel, ResourceKind, ResourceModel, WorkMethodModel
+from ts_runtime.model.work_signature import duplicate_return
 from ts_runtime.source import SourceRange
 
 from .common import _Abort, _static, _type_name
@@ -253,6 +254,11 @@ class ResourcesMixin:
                                             "class a dataclass?)", wm.range)
                             raise _Abort()
                         returns.append(x.name)
+                raw = getattr(wm, "_ts_raw_returns", wm.returns)
+                dup = duplicate_return(name, returns)
+                if dup is not None and not all(isinstance(x, str) for x in raw):
+                    self.ctx.report("TS313", dup, wm.range)     # (all strings: checked by the decorator)
+                    raise _Abort()
                 methods[name] = WorkMethodModel(name, wm.stage, tuple(returns), list(wm.params), wm.range,
                                                 wm.defined_on)
         return methods, findings
