@@ -144,18 +144,19 @@ class _NoDefault:
 
 
 _NO_DEFAULT = _NoDefault()
+_NO_DTYPE = _NoDefault()      # `dtype` not given (an explicit dtype=None is accepted, as by the reference)
 
 @dataclass
 class TaskLocalVariable:
     """Metadata of one resource-owned value that flows between work calls (not the value)."""
-    dtype: Any = None
+    dtype: Any = _NO_DTYPE
     default: Any = _NO_DEFAULT
     default_factory: Any = None
     docs: Optional[str] = None
     runtime_slot_name: Optional[str] = None
 
     def __post_init__(self):
-        if self.dtype is None:
+        if self.dtype is _NO_DTYPE:
             raise_finding("TS318", ValueError, "TaskLocalVariable requires a dtype", caller_range())
         has_default = self.default is not _NO_DEFAULT
         if has_default and self.default_factory is not None:

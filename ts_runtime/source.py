@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import Optional
 
-__all__ = ["SourceRange", "caller_range", "UNKNOWN_RANGE"]
+__all__ = ["SourceRange", "caller_range", "construction_range", "UNKNOWN_RANGE"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,27 @@ def caller_range(depth: int = 1) -> SourceRange:
     frame = sys._getframe(depth)
     while frame is not None and (_is_internal(frame.f_code.co_filename) or _is_generated(frame.f_code)):
         frame = frame.f_back
+    return _frame_range(frame)
+
+
+def construction_range(obj, depth: int = 1) -> SourceRange:
+    """Range of the call that constructs `obj`: like `caller_range`, but the user's
+    `__init__` methods running on `obj` are skipped too, so a Task subclass whose
+    `__init__` calls `super().__init__(...)` is placed at `SegmentTask(...)`, where the
+    object is made (each such object at its own line), not at the shared super() line."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        code = frame.f_code
+        if _is_internal(code.co_filename) or _is_generated(code):
+            frame = frame.f_back
+        elif code.co_name == "__init__" and frame.f_locals.get("self") is obj:
+            frame = frame.f_back
+        else:
+            break
+    return _frame_range(frame)
+
+
+def _frame_range(frame) -> SourceRange:
     if frame is None:
         return UNKNOWN_RANGE
     code = frame.f_code

@@ -15,7 +15,7 @@ from .model.lower import lower
 from .model.task_checks import check_lowered_task, check_task_fields
 from .rules.registry import make_diagnostic
 from .api_calls import CheckedCall
-from .source import caller_range
+from .source import caller_range, construction_range
 
 __all__ = ["Task", "emit_ptx_comments", "normalize_and_validate_schedule_list"]
 
@@ -38,7 +38,10 @@ class Task(metaclass=CheckedCall):
     def __init__(self, src_resources, dst_resources, warp_idx, num_warps, *, schedule,
                  num_registers=None, name="", debug_print=False, iket_enable_profiling=False,
                  iket_profiling_stages=None, iket_profiling_resources=None, run_only_on_cta_id=None):
-        rng = caller_range()
+        # the task is placed where it is made (`SegmentTask(...)`, not a subclass's shared
+        # super().__init__ line); its argument ranges are those of the call that passes them
+        rng = construction_range(self)
+        direct = caller_range()
         self._ts_range = rng
         self.name = name
         self.src_resources = list(src_resources or [])
@@ -55,7 +58,7 @@ class Task(metaclass=CheckedCall):
         self.iket_profiling_resources = iket_profiling_resources
         self.schedule = schedule
         self.default_num_registers = None
-        args = call_arguments(rng, ("src_resources", "dst_resources", "warp_idx", "num_warps"))
+        args = call_arguments(direct, ("src_resources", "dst_resources", "warp_idx", "num_warps"))
         diags = []
 
         def report(code, message, r=None):

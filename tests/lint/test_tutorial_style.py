@@ -22,7 +22,7 @@ import pytest
 
 from ts_runtime.diagnostics import Severity
 
-from ts_lint.api import lint_source
+from ts_lint.api import analyze_source, lint_source
 
 PRELUDE = '''
 from dataclasses import dataclass
@@ -184,6 +184,41 @@ if __name__ == "__main__":
     cute.compile(host, (32, 128))
 '''
     assert _errors(src) == []
+
+
+def test_typed_parameter_of_unknown_value_is_dynamic_across_the_jit_boundary():
+    # the host is compiled with a row count ts-lint cannot know (read from the environment):
+    # `Tuple[int, int]` says it arrives as two dynamic ints, so the domain bound is a traced
+    # value (checked with a representative trip count), not an unresolved one (TS950)
+    src = PRELUDE + '''
+import os
+
+
+@cute.kernel
+def row_kernel(shape: Tuple[int, int]):
+    rows, _cols = shape
+    tm = make_manager(rows, 2)
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def host(shape: Tuple[int, int]):
+    row_kernel(shape).launch(grid=(1, 1, 1), block=(160, 1, 1))
+
+
+if __name__ == "__main__":
+    cute.compile(host, (len(os.environ), 128))
+'''
+    # an annotation that is not all plain numbers says nothing: the bound stays unresolved
+    opaque = src.replace("shape: Tuple[int, int]", "shape: Tuple[int, cute.Tensor]")
+    for program, unresolved in ((src, []), (opaque, ["TS950", "TS950"])):
+        analysis = analyze_source(program, "tutorial.py")
+        assert [d.code for d in analysis.unknowns] == unresolved
+        assert analysis.diagnostics == []
+        # the kernel's other checks run either way: 96 consumer threads for a 4-warp task
+        wrong = program.replace("pipeline.Agent.Thread, 128)", "pipeline.Agent.Thread, 96)")
+        assert _errors(wrong) == ["TS430"]
 
 
 def test_kernel_launched_under_a_dynamic_if_is_analysed():

@@ -237,6 +237,9 @@ def dataclass_init(it, k: ClassVal, inst: InstanceVal, args, kwargs, call_node):
 def dataclass_replace(it, args, kwargs, call):
     """`dataclasses.replace(obj, **changes)`: a new instance built by the class's own
     constructor from obj's init fields and the changes (as Python does)."""
+    from .values import ConfigVal
+    if len(args) == 1 and isinstance(args[0], ConfigVal):
+        return it.ts.replace_config(args[0], kwargs, call)     # PipelineConfig is a dataclass
     # a subclass of a dataclass is one too (it inherits __dataclass_fields__)
     if len(args) != 1 or not isinstance(args[0], InstanceVal) or not any(k.is_dataclass for k in args[0].cls.mro):
         return UNKNOWN

@@ -41,7 +41,7 @@ class ConfigsMixin:
         dtype = given.get("dtype")
         has_default = "default" in given
         factory = given.get("default_factory")
-        if dtype is None:
+        if "dtype" not in given:      # (an explicit dtype=None is accepted)
             self.ctx.report("TS318", "TaskLocalVariable requires a dtype", rng)
             return UNKNOWN
         if has_default and factory is not None and factory is not UNKNOWN:
@@ -126,6 +126,17 @@ class ConfigsMixin:
                 fields.pop("producer_op", None)
         fields["pipeline_type"] = ptype
         return self._make_config(fields, call)
+
+    def replace_config(self, cfg, changes: dict, call):
+        """`dataclasses.replace(config, **changes)`: PipelineConfig is a dataclass, so this is
+        its constructor called again with the config's fields and the changes (and checked
+        again, as its __post_init__ does)."""
+        fields = getattr(cfg, "fields", None)
+        if fields is None or any(k not in _CONFIG_FIELDS for k in changes):
+            return UNKNOWN          # no fields to copy, or a keyword Python rejects
+        values = {k: v for k, v in fields.items() if k in _CONFIG_FIELDS}
+        values.update(changes)
+        return self._make_config(values, call)
 
     def _config_direct(self, it, args, kwargs, call):
         names = _CONFIG_FIELDS

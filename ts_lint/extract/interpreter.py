@@ -185,6 +185,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         h = self.ts.call_hook(fn, args, kwargs, node)
         if h is not NotImplemented:
             return h
+        if type(fn) is InstanceVal and fn.cls.builtin is None:
+            # calling an instance of a user class runs its class's `__call__` (a host-side
+            # kernel object, `GemmKernel(cfg)(a, b, c)`); looked up on the class, as Python does
+            owner, m = fn.cls.lookup("__call__")
+            if owner is not None and isinstance(m, FuncVal) and m.kind not in ("staticmethod", "classmethod"):
+                return self.call(BoundMethod(fn, m), args, kwargs, node)
         if isinstance(fn, type) and issubclass(fn, enum.Enum):
             if args and is_concrete(args[0]):
                 try:
@@ -253,7 +259,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                     if boundary or bound[p.name.value] is UNKNOWN:
                         bound[p.name.value] = RUNTIME
                 elif boundary and (ann is None or not self.ts.constexpr_annotation(ann, func.closure)):
-                    bound[p.name.value] = _dynamic(bound[p.name.value])
+                    v = bound[p.name.value]
+                    if ann is not None:
+                        # not (all) known, but typed as plain numbers: whatever the caller
+                        # passes is traced (`mnk: Tuple[int, int, int]` -> three dynamic ints)
+                        v = _fill_unknown(v, _number_shape(ann))
+                    bound[p.name.value] = _dynamic(v)
         return bound
 
     def _ts_code(self, func: FuncVal) -> bool:
@@ -435,7 +446,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
 
     def new_instance(self, cls: ClassVal, call_node):
         if cls.is_sub("Task"):
-            return TaskObj(cls)
+            return TaskObj(cls, node=call_node)
         if cls.is_sub("MemoryResource"):
             return ResourceObj(cls, rid=self.ctx.new_rid(), node=call_node,
                                range=self.rng(call_node) if call_node is not None else None)
@@ -517,6 +528,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 return sorted(v) if isinstance(v, (set, frozenset)) else list(v)
             except TypeError:
                 return list(v)
+        if isinstance(v, (set, frozenset)) and len(v) <= 1:
+            return list(v)      # one object: no order to know (`list({ring})`)
         if isinstance(v, DataFlowToken):
             if v.cap is not None:
                 v.cap.token_misuse(v, None, indexed=False)
@@ -584,6 +597,45 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                              "statically resolved values)", "control-flow")
         except Budget:
             raise
+
+
+_NUMBER_TYPES = ("int", "float", "bool")
+
+
+def _number_shape(ann):
+    """What a parameter annotated `ann` holds at a JIT boundary when its value is not
+    known: RUNTIME for `int` / `float` / `bool` and for a tuple of them of any length
+    (`Tuple[int, ...]`), a tuple of RUNTIME for a fixed-length one (`Tuple[int, int]`,
+    `tuple[int, int]`), else UNKNOWN (an object's fields may be Python values)."""
+    if isinstance(ann, cst.Name):
+        return RUNTIME if ann.value in _NUMBER_TYPES else UNKNOWN
+    if isinstance(ann, cst.Subscript):
+        base = ann.value
+        name = base.value if isinstance(base, cst.Name) else base.attr.value if isinstance(base, cst.Attribute) else ""
+        if name not in ("Tuple", "tuple"):
+            return UNKNOWN
+        items = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+        if len(items) != len(ann.slice):
+            return UNKNOWN
+        if len(items) == 2 and isinstance(items[1], cst.Ellipsis):
+            return RUNTIME if _number_shape(items[0]) is RUNTIME else UNKNOWN
+        shapes = tuple(_number_shape(x) for x in items)
+        return shapes if shapes and all(x is not UNKNOWN for x in shapes) else UNKNOWN
+    return UNKNOWN
+
+
+def _fill_unknown(v, shape):
+    """`v` with its unknown parts replaced by what the annotation's `shape` says arrives
+    there (`_number_shape`): `(UNKNOWN, 128)` passed as `Tuple[int, int]` is two dynamic
+    ints. Known parts are kept (`_dynamic` turns them into dynamic values)."""
+    if v is UNKNOWN:
+        return shape
+    if type(v) is tuple:
+        if type(shape) is tuple and len(shape) == len(v):
+            return tuple(_fill_unknown(x, s) for x, s in zip(v, shape))
+        if shape is RUNTIME:            # Tuple[int, ...]
+            return tuple(_fill_unknown(x, RUNTIME) for x in v)
+    return v
 
 
 def _dynamic(v):

@@ -65,7 +65,9 @@ class KernelMixin:
             task.ok, task.reason = False, "Task(...) arguments do not match its signature"
             self._unbound_call("Task(...)", LiveTask.__init__, [None] + list(args[1:]), kwargs, call)
             return None
-        rng = self._r(call)
+        # placed where the object is made (a subclass's super().__init__ call is shared by
+        # all its instances), as the runtime's construction_range
+        rng = self._r(task.node if task.node is not None else call)
         name = bound["name"]
         for k in ("name", "src_resources", "dst_resources", "warp_idx", "num_warps", "num_registers",
                   "run_only_on_cta_id", "schedule"):

@@ -65,21 +65,29 @@ def root_order(it) -> List[tuple]:
               for _, f, _ in cands}
     direct = {id(f) for _, f, _ in cands if tokens[id(f)] & ts_names}
     related = set(direct)
-    names = {f.name for _, f, _ in cands if id(f) in related}
+    # a method is reached through its own name (`self.kernel(...)`) and, for a host-side
+    # class, through the class's name (`GemmKernel(cfg)(a, b)` runs `__init__` and
+    # `__call__`): the class name joins `names` once one of its methods is TS-related
+    names = {_name(f, owner) for _, f, owner in cands if id(f) in related}
+    names |= {owner.name for _, f, owner in cands if owner is not None and id(f) in related}
     changed = True
     while changed:
         changed = False
         for label, f, owner in cands:
             if id(f) not in related and tokens[id(f)] & names:
                 related.add(id(f))
-                names.add(f.name)
+                names.add(_name(f, owner))
+                if owner is not None:
+                    names.add(owner.name)
                 changed = True
     chosen = [(label, f, owner) for label, f, owner in cands if id(f) in related]
     # the functions that build TS code or call what does (TS962 judges only those)
     ctx.ts_related = {f.node for _, f, _ in chosen}
     by_name: dict = {}
     for label, f, owner in chosen:
-        by_name.setdefault(f.name, []).append(f)
+        by_name.setdefault(_name(f, owner), []).append(f)
+        if owner is not None:
+            by_name.setdefault(owner.name, []).append(f)
     calls = {id(f): [g for n in tokens[id(f)] & set(by_name) for g in by_name[n] if g is not f]
              for _, f, _ in chosen}
     out = []
@@ -96,6 +104,12 @@ def root_order(it) -> List[tuple]:
         out.append((label, f, owner, ts_reach))
     out.sort(key=lambda c: (id(c[1]) in mentioned, ctx.pos.line(c[1].node)))
     return out
+
+
+def _name(f: FuncVal, owner) -> str:
+    """The name a call of `f` is written with: a `__call__` method is called through an
+    instance (its class's name stands for it), any other function by its own name."""
+    return owner.name if owner is not None and f.name == "__call__" else f.name
 
 
 def _no_arguments_needed(f: FuncVal, owner) -> bool:

@@ -217,6 +217,7 @@ class ResourceObj(InstanceVal):
 @dataclass(eq=False)
 class TaskObj(InstanceVal):
     model: Any = None                  # TaskModel once Task.__init__ ran
+    node: Any = None                   # the call that constructs it (`SegmentTask(...)`)
     ok: bool = True
     reason: Optional[str] = None
 
