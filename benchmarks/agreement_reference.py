@@ -87,6 +87,15 @@ def _merge_copy(mod):
                    T(F16, (1, n), (1, 0)), n // 128)
 
 
+def _merge_gemm(mod):
+    """Versions of the tutorial with a FusedMerge option take the group mode as an argument
+    (its run() defaults to Merge)."""
+    import inspect
+    params = inspect.signature(mod.host_function).parameters
+    extra = (mod.PipelineGroupMode.Merge,) if "ab_sync_mode" in params else ()
+    return _gemm(256, 256, 256, *extra)(mod)
+
+
 def _fork(mod):
     m, n, k = 256, 256, 256
     return _next()(mod.host_fn, T(F16, (m, k), (1, 0)), T(F16, (n, k), (1, 0)), T(F16, (m, n), (1, 0)),
@@ -125,7 +134,7 @@ HOOKS = {
     "02_copy_varlen_dynamic_domain": _varlen,
     "01_merge_copy": _merge_copy,
     "01_fp16_bf16_gemm_3": _gemm(256, 512, 256, make_fake_stream()),
-    "02_merge_gemm": _gemm(256, 256, 256),
+    "02_merge_gemm": _merge_gemm,
     "01_gemm_split_k_fp16": _gemm(256, 256, 256),
     "04_fork_load_gemm_act": _fork,
     "03_merge_gemm_resadd": _resadd,
@@ -133,6 +142,8 @@ HOOKS = {
     "01_fp16_bf16_gemm_3_cluster_clc": _cluster,
     "02_fp16_bf16_gemm_3_cute_cluster": lambda mod: _gemm(512, 512, 256, 74)(mod),
     "01_gemm_nvfp4": _nvfp4,
+    # a program of one's own that says how it is compiled (probe programs, tests)
+    "compile_fake": lambda mod: mod.compile_fake(),
 }
 
 
@@ -150,7 +161,11 @@ def _complete_pipeline_module():
 def main():
     path, key = sys.argv[1], sys.argv[2]
     text = open(path, encoding="utf-8").read()
-    prog = os.path.join(tempfile.mkdtemp(prefix="ts_agree_"), os.path.basename(path))
+    # deep enough for the tutorials' `Path(__file__).resolve().parents[10]` (their repository
+    # root, for its sitecustomize): an IndexError at import in a shallow folder
+    folder = os.path.join(tempfile.mkdtemp(prefix="ts_agree_"), *["d"] * 12)
+    os.makedirs(folder)
+    prog = os.path.join(folder, os.path.basename(path))
     with open(prog, "w", encoding="utf-8") as f:
         f.write(text)
     _complete_pipeline_module()
