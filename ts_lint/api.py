@@ -16,10 +16,11 @@ import io
 import os
 import tokenize
 import traceback
+import dataclasses
 from dataclasses import dataclass, field
 from typing import List
 
-from ts_runtime.diagnostics import Diagnostic
+from ts_runtime.diagnostics import Diagnostic, Severity
 from ts_runtime.source import SourceRange
 
 __all__ = ["Analysis", "AnalysisCache", "analyze_source", "lint_source", "lint_file", "clear_caches"]
@@ -103,7 +104,7 @@ def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool, c
             from .incremental import analyze_incremental
             result = analyze_incremental(
                 src, path, explain_unknown, run_checker, cache,
-                lambda d, u, k, r: _finish(d, u, k, r, explain_unknown))
+                lambda d, u, k, r, c: _finish(d, u, k, r, explain_unknown, c))
             if result is not None:
                 return result
         return _extract(src, path, explain_unknown, run_checker)
@@ -150,15 +151,37 @@ def _extract(src, path, explain_unknown, run_checker) -> Analysis:
             ctx.unknown(SourceRange(path, 1, 0), "analysis budget exhausted in the module body", "budget")
         if not main:
             run_roots(it, "entry")
+    configured = bool(ctx.kernels)
     run_roots(it, "rest")
     if ctx.tasks_built and not ctx.kernels:
         ctx.unknown(ctx.tasks_built[0].range, "tasks are built but no TaskManager(...) call was analysed "
                     "for them: only capture, task and object checks ran", "manager")
-    return _finish(ctx.diagnostics, ctx.unknowns, ctx.kernels, ctx.kernel_roots, explain_unknown)
+    return _finish(ctx.diagnostics, ctx.unknowns, ctx.kernels, ctx.kernel_roots, explain_unknown, configured)
 
 
-def _finish(diagnostics, unknowns, kernels, kernel_roots, explain_unknown) -> Analysis:
-    diags = _dedupe(diagnostics)
+UNREACHED_NOTE = (" (a warning here: this code is not reached by the module's own run, its entry "
+                  "points and `__main__` block, and was analysed with assumed arguments)")
+
+
+def _unreached(diagnostics, configured: bool) -> list:
+    """Errors found in code that the module's own run does not reach (functions analysed
+    with assumed arguments) become warnings when that run reached a TaskManager: the
+    configuration the module runs never executes them, so neither the reference nor the
+    runtime rejects the program for them, but the defect is still shown. In a module with
+    no run of its own (a library of kernels) they stay errors. An error that the run
+    itself also found is kept once, as an error."""
+    if not any(d.assumed for d in diagnostics):
+        return diagnostics
+    if not configured:
+        return [dataclasses.replace(d, assumed=False) if d.assumed else d for d in diagnostics]
+    reached = {(d.code, d.message, d.range) for d in diagnostics if not d.assumed}
+    return [dataclasses.replace(d, severity=Severity.WARNING, message=d.message + UNREACHED_NOTE, assumed=False)
+            if d.assumed else d for d in diagnostics
+            if not (d.assumed and (d.code, d.message, d.range) in reached)]
+
+
+def _finish(diagnostics, unknowns, kernels, kernel_roots, explain_unknown, configured=False) -> Analysis:
+    diags = _dedupe(_unreached(diagnostics, configured))
     unknowns = _dedupe(unknowns)
     if explain_unknown:
         diags = _dedupe(diags + unknowns)

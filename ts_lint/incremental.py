@@ -260,6 +260,7 @@ class _Result:
     tasks_built: bool
     lookups: list
     methods: frozenset = frozenset()   # names of the methods the root finder considered
+    configured: bool = False           # its entry points / `__main__` block reached a TaskManager
     deps: tuple = ()                   # ((user module file, hash of its text), ...) it read
 
 
@@ -283,6 +284,7 @@ def _run_component(src, path: str, seg_idx: Sequence[int], run_checker: bool) ->
         if not main:
             module_steps = ctx.steps
             run_roots(it, "entry")
+    configured = bool(ctx.kernels)
     run_roots(it, "rest")
     from .extract.roots import _candidates
     methods = frozenset(f.name for _label, f, owner in _candidates(it) if owner is not None)
@@ -290,7 +292,7 @@ def _run_component(src, path: str, seg_idx: Sequence[int], run_checker: bool) ->
     deps = tuple(sorted(loader.deps.items())) if loader is not None else ()
     return _Result(list(ctx.diagnostics), list(ctx.unknowns), list(ctx.kernels),
                    list(ctx.kernel_roots), ctx.import_errors, module_steps, module_budget,
-                   bool(ctx.tasks_built), list(src.dict_lookups), methods, deps)
+                   bool(ctx.tasks_built), list(src.dict_lookups), methods, configured, deps)
 
 
 def _deps_unchanged(res: _Result) -> bool:
@@ -384,7 +386,7 @@ def _lookup(src, line: int, name: str) -> Optional[int]:
 def analyze_incremental(src, path: str, explain_unknown: bool, run_checker: bool,
                         cache: AnalysisCache, finish):
     """Analysis of `src` (a segmented SourceFile) by components, reusing `cache`; `finish`
-    turns (diagnostics, unknowns, kernels, kernel_roots) into the api's Analysis. Returns
+    turns (diagnostics, unknowns, kernels, kernel_roots, configured) into the api's Analysis. Returns
     None when the module must be analysed whole."""
     from .extract.context import Context
     links: List[Tuple[int, int]] = []
@@ -415,7 +417,7 @@ def analyze_incremental(src, path: str, explain_unknown: bool, run_checker: bool
     diags = [d for r in results for d in r.diagnostics]
     unknowns = [d for r in results for d in r.unknowns]
     roots = [k for r in results for k in r.kernel_roots]
-    analysis = finish(diags, unknowns, kernels, roots)
+    analysis = finish(diags, unknowns, kernels, roots, any(r.configured for r in results))
     analysis.kernels_stale = stale
     return analysis
 

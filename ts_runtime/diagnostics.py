@@ -60,6 +60,9 @@ class Diagnostic:
     related: tuple = ()
     fix: Optional[Fix] = None
     trace: tuple = ()
+    # ts-lint: found while running a function with assumed arguments (code that no entry
+    # point or `__main__` run of the module reached); see ts_lint.api._finish
+    assumed: bool = False
 
     def format(self) -> str:
         return f"{self.range.path}:{self.range.line}:{self.range.column + 1}: {self.code} [{self.name}] {self.message}"
@@ -69,7 +72,7 @@ class Diagnostic:
 
     def with_severity(self, severity: Severity) -> "Diagnostic":
         return Diagnostic(self.code, self.name, severity, self.message, self.range,
-                          self.related, self.fix, self.trace)
+                          self.related, self.fix, self.trace, self.assumed)
 
     def sort_key(self):
         return (self.range.path, self.range.line, self.range.column, self.code)

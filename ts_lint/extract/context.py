@@ -1,6 +1,7 @@
 """Per-file analysis state: findings, unresolved values, limits, kernel models."""
 from __future__ import annotations
 
+import dataclasses
 from typing import List, Optional
 
 from ts_runtime.diagnostics import Diagnostic, Severity
@@ -82,6 +83,8 @@ class Context:
     def emit(self, d: Diagnostic):
         if self.suppress:
             return
+        if self.assumed and d.severity is Severity.ERROR:
+            d = dataclasses.replace(d, assumed=True)
         self.diagnostics.append(d)
         if d.severity is Severity.ERROR:
             self.root_errors += 1
