@@ -12,7 +12,8 @@ import functools
 import inspect
 from typing import Optional
 
-__all__ = ["signature", "bind_error", "message", "check_call", "checked_factory", "CheckedCall"]
+__all__ = ["signature", "bind_error", "message", "check_call", "checked_factory", "checked_api",
+           "schedule_call_error", "CheckedCall"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -53,6 +54,32 @@ def checked_factory(fn):
         check_call(fn, what, (cls,) + args, kwargs)
         return fn(cls, *args, **kwargs)
     return factory
+
+
+def checked_api(what: str):
+    """A schedule-builder API (`domain_loop`, `when_true`, `DomainLoopProxy.every`, ...)
+    whose call is bound (TS907) before it runs: `domain_loop(0, n, step=1)` raises the
+    TypeError Python would, carrying the finding at the user's line."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def api(*args, **kwargs):
+            check_call(fn, what, args, kwargs)
+            return fn(*args, **kwargs)
+        return api
+    return deco
+
+
+def schedule_call_error(name: str, sig, args, kwargs) -> Optional[str]:
+    """Why calling the `@schedule` function `name` (signature `sig`) with `args` and
+    `kwargs` raises TypeError, or None: the captured wrapper takes resources positionally
+    only, as the reference's does, and then calls the function with them."""
+    for k in kwargs:
+        return f"{name}() got an unexpected keyword argument '{k}'"
+    try:
+        sig.bind(*args)
+    except TypeError as exc:
+        return f"{name}(): {exc}"
+    return None
 
 
 class CheckedCall(type):

@@ -13,7 +13,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .diagnostics import ScheduleError, Severity, TSAttributeError, TSNameError, warn_finding
+from .api_calls import checked_api, message, schedule_call_error
+from .diagnostics import ScheduleError, Severity, TSAttributeError, TSNameError, raise_finding, warn_finding
 from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
 from .model import builder as _b
 from .model.schedule import Block, ScheduleModel, Step, Token
@@ -157,12 +158,9 @@ class ResourceProxy:
         if attr.startswith("_"):
             raise AttributeError(attr)
         obj, b, ref = self._obj, self._b, self._ref
-        res = b.resources[ref.resource]
-        if res.is_group and attr in res.member_names:
-            from .tracing import resource_model
-            member = next(m for m in obj.members if m.name == attr)
-            b.resources.setdefault(id(member), resource_model(member))
-            return _MemberRef(member, obj)
+        # (a group's member is no attribute of its proxy: `group.smem_a` is passed to the
+        # schedule as an argument; inside the body it is TS224, as the reference's
+        # "PipelineGroup schedule proxy has no work method" AttributeError)
         rng = caller_range()
         if b.resolve(ref, attr, rng) is None:
             d = b.diagnostics[-1]
@@ -227,7 +225,10 @@ def schedule(fn):
         b = _b.ScheduleBuilder(fn.__name__, {}, rng)
         objects: dict = {}
         sig = inspect.signature(fn)
-        bound = sig.bind(*args, **kwargs)
+        error = schedule_call_error(fn.__name__, sig, args, kwargs)
+        if error is not None:       # TS907 (Python's TypeError, with the finding)
+            raise_finding("TS907", TypeError, message(f"{fn.__name__}(...)", error), rng)
+        bound = sig.bind(*args)
         proxies = {}
         for pname, arg in bound.arguments.items():
             ref = _param_ref(arg, b, objects)
@@ -414,12 +415,15 @@ class DomainLoopProxy:
         rng = caller_range(2)
         return _BlockCM(lambda: b.iteration_guard(self._scope, guard, rng))
 
+    @checked_api("first_iter(...)")
     def first_iter(self):
         return self._guard(FIRST_ITER)
 
+    @checked_api("last_iter(...)")
     def last_iter(self):
         return self._guard(LAST_ITER)
 
+    @checked_api("every(...)")
     def every(self, period, *, start=0):
         return self._guard(Every(period, start))
 
@@ -428,6 +432,7 @@ class WorkTileLoopProxy:
     def __init__(self, scope):
         self._scope = scope
 
+    @checked_api("skippable(...)")
     def skippable(self):
         b = _builder()
         rng = caller_range()
@@ -459,6 +464,7 @@ def _bound(value):
     return RUNTIME
 
 
+@checked_api("domain_loop(...)")
 def domain_loop(*bounds, unroll=None):
     """Opens the schedule's single domain loop; bounds like `range`."""
     b = _builder()
@@ -514,6 +520,7 @@ def _skip_if(skip_if, wq_obj):
     return SkipIf("function", name, None, None, _call_arity(skip_if, (1, 2)))
 
 
+@checked_api("work_tile_loop(...)")
 def work_tile_loop(wq, *, skip_if=None):
     """Opens the persistent per-tile loop driven by a WorkQueue parameter."""
     b = _builder()
@@ -535,6 +542,7 @@ def _cond(cond):
     return cond
 
 
+@checked_api("when_true(...)")
 def when_true(cond, *, key=None):
     """Block runs when `cond` (iteration predicate or work-output token) holds."""
     b = _builder()
@@ -543,6 +551,7 @@ def when_true(cond, *, key=None):
     return _BlockCM(lambda: b.when(c, False, key, rng))
 
 
+@checked_api("when_false(...)")
 def when_false(cond, *, key=None):
     """Block runs when the opaque condition `cond` is false."""
     b = _builder()

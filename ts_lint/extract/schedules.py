@@ -14,6 +14,7 @@ from typing import Optional
 import libcst as cst
 
 from ts_runtime.enums import FIRST_ITER, LAST_ITER, Every
+from ts_runtime import schedule_builder as SB
 from ts_runtime.model import builder as B
 from ts_runtime.model.values import DynamicBound, SkipIf, check_every, is_static_int
 from ts_runtime.rules.structure import missing_getter_message
@@ -102,6 +103,13 @@ def capture_schedule(it, sf, args, kwargs, call_node):
     from .unbound import check_schedule
     if check_schedule(it, func):       # TS136: the body raises NameError before it is captured
         return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
+    if call_node is not None and not any(getattr(a, "star", "") for a in getattr(call_node, "args", ())):
+        from ts_runtime.api_calls import message, schedule_call_error
+        error = schedule_call_error(func.name, _signature(func), args, kwargs)
+        if error is not None:       # TS907, as the runtime's wrapper (positional resources only)
+            ctx.report("TS907", message(f"{func.name}(...)", error), rng)
+            from .interpreter import UserRaise
+            raise UserRaise(call_node, reported=True)
     bound = _bind(func, args, kwargs)
     if bound is None:
         it.unknown(call_node, f"arguments of schedule '{func.name}' do not match its parameters", "schedule")
@@ -166,6 +174,23 @@ def _type_name(v) -> str:
     return type(v).__name__
 
 
+def _signature(func: FuncVal):
+    """An inspect.Signature with the parameter names, kinds and default-or-not of `func`
+    (the default values themselves do not matter for binding)."""
+    import inspect
+    from .interpreter import param_list
+    kinds = {"positional_only": inspect.Parameter.POSITIONAL_ONLY,
+             "pos_or_kw": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+             "var_pos": inspect.Parameter.VAR_POSITIONAL, "kw_only": inspect.Parameter.KEYWORD_ONLY,
+             "var_kw": inspect.Parameter.VAR_KEYWORD}
+    params = []
+    for p, kind in param_list(func.node.params):
+        default = inspect.Parameter.empty if getattr(p, "default", None) is None or kind in (
+            "var_pos", "var_kw") else None
+        params.append(inspect.Parameter(p.name.value, kinds[kind], default=default))
+    return inspect.Signature(params)
+
+
 def _bind(func: FuncVal, args, kwargs) -> Optional[dict]:
     """inspect.signature(fn).bind(*args, **kwargs).arguments (provided arguments only)."""
     from .interpreter import param_list
@@ -207,15 +232,7 @@ def proxy_attr(it, proxy: ResourceProxy, name: str, node):
         return UNKNOWN
     b = cap.b
     ref = proxy.ref
-    res = b.resources[ref.resource]
-    if res.is_group and name in res.member_names:
-        mrid = res.member_names[name]
-        member = cap.objects.get(mrid)
-        if member is not None and mrid not in b.resources:
-            m = it.ts.resource_model(member)
-            if m is not None:
-                b.resources[mrid] = m
-        return ResourceProxy(B.ParamRef(mrid, ref.resource), member, cap)
+    # a group's member is no attribute of its proxy (TS224 below, as the runtime)
     r = it.rng(node) if node is not None else cap.range
     if it.capture is not cap:
         return UNKNOWN
@@ -225,6 +242,20 @@ def proxy_attr(it, proxy: ResourceProxy, name: str, node):
 
 
 # ---------------------------------------------------------------------- blocks
+def _check_api(it, cap, fn, what: str, args, kwargs, call, method: bool = False):
+    """TS907 when a schedule-builder API call does not bind to its signature (the runtime's
+    `checked_api`): `domain_loop(0, n, step=1)`, `d.every(4, 0)`, `when_true(c, "k")`.
+    The capture stops there, as the runtime raises TypeError. Calls with `*` / `**`
+    unpacking are not judged."""
+    from ts_runtime.api_calls import bind_error, message
+    if call is None or any(getattr(a, "star", "") for a in getattr(call, "args", ())):
+        return
+    error = bind_error(fn, ([None] if method else []) + list(args), kwargs)
+    if error is not None:
+        cap.b.report("TS907", message(what, error), it.rng(call))
+        cap.abort()
+
+
 def _active(it, call):
     cap = it.capture
     if cap is None:
@@ -271,6 +302,7 @@ def domain_loop(it, args, kwargs, call):
     cap = _active(it, call)
     if cap is None:
         return UNKNOWN
+    _check_api(it, cap, SB.domain_loop, "domain_loop(...)", args, kwargs, call)
     rng = it.rng(call)
     bounds = tuple(model_bound(it, x) for x in args)
     unroll = kwargs.get("unroll", None)
@@ -343,6 +375,7 @@ def work_tile_loop(it, args, kwargs, call):
     cap = _active(it, call)
     if cap is None:
         return UNKNOWN
+    _check_api(it, cap, SB.work_tile_loop, "work_tile_loop(...)", args, kwargs, call)
     rng = it.rng(call)
     wq = args[0] if args else kwargs.get("wq", UNKNOWN)
     if isinstance(wq, ResourceProxy):
@@ -360,6 +393,8 @@ def when(it, args, kwargs, call, negated: bool):
     cap = _active(it, call)
     if cap is None:
         return UNKNOWN
+    _check_api(it, cap, SB.when_false if negated else SB.when_true,
+               "when_false(...)" if negated else "when_true(...)", args, kwargs, call)
     rng = it.rng(call)
     cond = args[0] if args else kwargs.get("cond", UNKNOWN)
     key = kwargs.get("key")
@@ -397,21 +432,24 @@ def handle_attr(it, h, name: str, node):
         return UNKNOWN
     cap = h.cap
     if isinstance(h, LoopHandle):
-        def guard(g):
+        def guard(g, name=None):
             def impl(i, a, k, c):
                 if _active(i, c) is None:
                     return UNKNOWN
+                if name is not None:
+                    _check_api(i, cap, getattr(SB.DomainLoopProxy, name), f"{name}(...)", a, k, c, method=True)
                 rng = i.rng(c)
                 return BlockCM(lambda: cap.b.iteration_guard(h.scope, g, rng), cap, range=rng)
             return impl
         if name == "first_iter":
-            return BuiltinFunc(name, guard(FIRST_ITER), qualname="DomainLoopProxy.first_iter")
+            return BuiltinFunc(name, guard(FIRST_ITER, name), qualname="DomainLoopProxy.first_iter")
         if name == "last_iter":
-            return BuiltinFunc(name, guard(LAST_ITER), qualname="DomainLoopProxy.last_iter")
+            return BuiltinFunc(name, guard(LAST_ITER, name), qualname="DomainLoopProxy.last_iter")
         if name == "every":
             def every(i, a, k, c):
                 if _active(i, c) is None:
                     return UNKNOWN
+                _check_api(i, cap, SB.DomainLoopProxy.every, "every(...)", a, k, c, method=True)
                 period = a[0] if a else k.get("period", UNKNOWN)
                 g = _every(i, period, k.get("start", a[1] if len(a) > 1 else 0), c)
                 if g is UNKNOWN:
@@ -425,6 +463,7 @@ def handle_attr(it, h, name: str, node):
             def skippable(i, a, k, c):
                 if _active(i, c) is None:
                     return UNKNOWN
+                _check_api(i, cap, SB.WorkTileLoopProxy.skippable, "skippable(...)", a, k, c, method=True)
                 rng = i.rng(c)
                 return BlockCM(lambda: cap.b.skippable(h.scope, rng), cap, range=rng)
             return BuiltinFunc(name, skippable, qualname="WorkTileLoopProxy.skippable")

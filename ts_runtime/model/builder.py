@@ -307,8 +307,10 @@ class ScheduleBuilder:
         if res.is_group:
             if attr in STANDARD_OPS:
                 return STANDARD_OPS[attr], None, None
-            self.report("TS224", f"schedule proxy for PipelineGroup '{res.label}' has no member or "
-                        f"operation '{attr}'", range)
+            hint = (f" (a member is passed to the schedule as an argument, `{res.label}.{attr}`, and "
+                    f"used through that parameter)" if attr in res.member_names else "")
+            self.report("TS224", f"schedule proxy for PipelineGroup '{res.label}' has no work method or "
+                        f"operation '{attr}'{hint}", range)
             return None
         if attr in ("consumer_work", "producer_work") and res.is_work_queue:
             self.report("TS226", f"WorkQueue does not support {attr}(); call its named scheduler "

@@ -101,10 +101,13 @@ rule("TS907", "api-call-mismatch", """
 
     ## What it does
     Binds the arguments of `Task(...)`, `TaskManager(...)`, the
-    `PipelineConfig.create_*_cfg(...)` factories and resource constructors (a
-    `MemoryResource` subclass's `__init__`) to their signatures and reports a
-    missing required argument or an unexpected keyword at the call, with Python's own
-    message (`ts_runtime.api_calls`). At run time the call raises that `TypeError` (the
+    `PipelineConfig.create_*_cfg(...)` factories, resource constructors (a
+    `MemoryResource` subclass's `__init__`), the schedule-builder APIs (`domain_loop`,
+    `work_tile_loop`, `when_true` / `when_false`, a loop's `every` / `first_iter` /
+    `last_iter`, `skippable`) and calls of `@schedule` functions (resources are passed
+    positionally only, as the reference's wrapper takes them) to their signatures and
+    reports a missing required argument or an unexpected keyword at the call, with
+    Python's own message (`ts_runtime.api_calls`). At run time the call raises that `TypeError` (the
     reference's exception too), carrying the finding; ts-lint binds the same signatures
     statically and does not judge calls with `*args` / `**kwargs` unpacking.
     ## Why is this bad?
@@ -118,7 +121,12 @@ rule("TS907", "api-call-mismatch", """
     """, phase="object", exc="TypeError", valid=[VALID],
      invalid=[VALID.replace("warp_idx=0, num_warps=1,", "num_warps=1,  # expect: TS907"),
               VALID.replace('inp, out = InGmem(name="in"), OutGmem(name="out")',
-                            'inp, out = InGmem(name="in", tensor=None), OutGmem(name="out")  # expect: TS907')])
+                            'inp, out = InGmem(name="in", tensor=None), OutGmem(name="out")  # expect: TS907'),
+              # the schedule-builder APIs bind like Python calls: `domain_loop(*bounds, unroll=None)`
+              VALID.replace("with domain_loop(0, 4, 1):", "with domain_loop(0, 4, step=1):  # expect: TS907"),
+              # an @schedule function takes its resources positionally only
+              VALID.replace("schedule=copy_schedule(inp, out)),",
+                            "schedule=copy_schedule(inp, out=out)),  # expect: TS907")])
 
 rule("TS999", "internal-error", """
     A check crashed (a bug in ts, not in the kernel).

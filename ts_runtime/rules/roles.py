@@ -1479,7 +1479,10 @@ rule("TS224", "unknown-schedule-method", """
 
     ## What it does
     Only standard ops and decorated work methods can be called on a schedule parameter;
-    the error lists the available names.
+    the error lists the available names. A `PipelineGroup` parameter has the group's
+    collapsed ops only: its members are passed to the schedule as arguments
+    (`store(group.smem_a, ...)`), not reached inside the body (`group.smem_a.wait()`,
+    which the reference rejects with "PipelineGroup schedule proxy has no work method").
     ## Why is this bad?
     Undecorated helpers have no stage and cannot be scheduled.
     ## Example
@@ -1880,7 +1883,9 @@ _examples("TS224", [_VALID], [copy_program('''
     with domain_loop(0, 8, 1):
         v = src.get_item()
         dst.set_itme(data=v)  # expect: TS224
-    ''')])
+    '''),
+    # a group's member is passed to the schedule (`group.b`), not reached through the group
+    group_program(store=GROUP_STORE.replace("    b.wait()", "    group.b.wait()  # expect: TS224"))])
 _examples("TS225", [_VALID], [_P(store='''\
     with domain_loop(0, 4, 1):
         smem.wait()
