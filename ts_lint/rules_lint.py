@@ -1,7 +1,9 @@
 """Catalogue entries of ts-lint's own findings (TS96x): the linter reports these itself.
 
 TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
-`Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`.
+`Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
+TS963 (an attribute a ts API class lacks) in `tsapi.missing_api_attribute`, TS964 (arithmetic
+on a function) in `ExpressionsMixin._e_binop`; the last two through `Interpreter.certain_error`.
 
 `ts_runtime.rules.load_all()` imports this module through `ts_runtime/rules/frontend_rules.py`,
 so the codes appear in `docs/rules.md`, in SARIF output and in `ts-lint --select`. The logic
@@ -260,4 +262,63 @@ UNBOUND_NAME = rule("TS962", "unbound-name", """
     Restore the assignment, or fix the name.
     """, phase="frontend", severity=Severity.ERROR, exc="NameError", valid=[_VALID], invalid=[_UNBOUND])
 
-__all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME"]
+_MISSPELT_FACTORY = _VALID.replace("    cfg = PipelineConfig.create_tma_async_pipeline_cfg(",
+                                   "    cfg = PipelineConfig.create_tma_async_pipline_cfg(  # expect: TS963")
+_MISSPELT_ENUM = _VALID.replace("from ts_runtime.pipeline import CooperativeGroup, Agent",
+                                "from ts_runtime.pipeline import CooperativeGroup, Agent\n"
+                                "from ts_runtime.enums import SignalingThreads").replace(
+    "        consumer_group=CooperativeGroup(Agent.Thread, consumer))",
+    "        consumer_group=CooperativeGroup(Agent.Thread, consumer),\n"
+    "        producer_signaling_threads=SignalingThreads.Al)  # expect: TS963")
+_SPELT_ENUM = _MISSPELT_ENUM.replace("SignalingThreads.Al)  # expect: TS963", "SignalingThreads.All)")
+
+UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
+    An attribute that a ts API class or enum does not have, in code the kernel build runs.
+
+    ## What it does
+    Reports `PipelineConfig.<name>`, `TaskLocalVariable.<name>`,
+    `TileSchedulerConfig.<name>` and `<TS enum>.<name>` (PipelineType, PipelineGroupMode,
+    SignalingThreads, ...) where the class has no such public attribute, once the run
+    reaches it, with the closest name. ts_runtime's classes have exactly the reference's
+    public attributes (plus the Hopper additions), which a test checks against the
+    installed reference; private names are never judged, nor reads under a `try` with a
+    handler or in functions run only with assumed arguments.
+    ## Why is this bad?
+    Python raises AttributeError there and the kernel is never built; the reference
+    reports it as a bare exception while tracing.
+    ## Example
+    `PipelineConfig.create_async_pipeline_cfg(...)` (the factories are
+    `create_async_async_pipeline_cfg`, `create_tma_async_pipeline_cfg`, ...).
+    ## Use instead
+    The attribute's real name.
+    """, phase="frontend", severity=Severity.ERROR, exc="AttributeError", valid=[_VALID, _SPELT_ENUM],
+    invalid=[_MISSPELT_FACTORY, _MISSPELT_ENUM])
+
+_FUNCTION_ARITHMETIC_OK = _VALID.replace("    inp, out = InGmem(", "    def tiles():\n        return 8\n\n"
+                                         "    inp, out = InGmem(").replace(
+    "        with domain_loop(0, 8, 1):\n            idx", "        with domain_loop(0, tiles() + 0, 1):\n            idx")
+_FUNCTION_ARITHMETIC = _FUNCTION_ARITHMETIC_OK.replace(
+    "with domain_loop(0, tiles() + 0, 1):", "with domain_loop(0, tiles + 0, 1):  # expect: TS964")
+
+OPERAND_TYPE_ERROR = rule("TS964", "operand-type-error", """
+    Arithmetic on a function object, in code the kernel build runs.
+
+    ## What it does
+    Reports `f + 1`, `2 * obj.method`, ... where one operand is a function or method of
+    your code (not called) and the other a number, once the run reaches it (also inside
+    an `@schedule` body), with Python's message. Reads under a `try` with a handler and
+    functions run only with assumed arguments are not judged.
+    ## Why is this bad?
+    Python raises TypeError there and the kernel is never built. A typical case is a
+    dynamic domain-loop bound made one larger, `domain_loop(0, MyTask.get_domain + 1, 1)`:
+    the getter is passed to `domain_loop` uncalled, and only a compile-time bound can be
+    offset (the reference fails with "unsupported operand type(s) for +: 'function' and
+    'int'").
+    ## Example
+    `with domain_loop(0, tiles + 1, 1):` where `tiles` is a function.
+    ## Use instead
+    Call it (`tiles() + 1`), or offset inside the getter.
+    """, phase="frontend", severity=Severity.ERROR, exc="TypeError", valid=[_VALID, _FUNCTION_ARITHMETIC_OK],
+    invalid=[_FUNCTION_ARITHMETIC])
+
+__all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR"]

@@ -331,6 +331,13 @@ class ExpressionsMixin:
         a = self.eval(node.left, scope)
         b = self.eval(node.right, scope)
         op = _BINOPS.get(type(node.operator))
+        if op is not None and (_function_type(a) and _plain_number(b) or _plain_number(a) and _function_type(b)):
+            # `MyTask.get_domain + 1`: a function object has no arithmetic (TS964)
+            sym = node.operator.__class__.__name__
+            sym = _OPERATOR_SYMBOLS.get(sym, sym)
+            ta, tb = _function_type(a) or type(a).__name__, _function_type(b) or type(b).__name__
+            self.certain_error(node, "TS964", f"unsupported operand type(s) for {sym}: '{ta}' and '{tb}': "
+                               "Python raises TypeError here")
         return UNKNOWN if op is None else binop(op, a, b)
 
     def _e_unary(self, node: cst.UnaryOperation, scope):
@@ -647,3 +654,22 @@ def _class_lacks(cls, name: str) -> bool:
         if name in k.namespace:
             return False
     return True
+
+
+_OPERATOR_SYMBOLS = {"Add": "+", "Subtract": "-", "Multiply": "*", "Divide": "/", "FloorDivide": "//",
+                     "Modulo": "%", "Power": "** or pow()", "LeftShift": "<<", "RightShift": ">>",
+                     "BitAnd": "&", "BitOr": "|", "BitXor": "^", "MatrixMultiply": "@"}
+
+
+def _function_type(v) -> str:
+    """'function' / 'method' for a function object of the user's code (a `def`, a method
+    looked up on a class or bound to an instance), which has no arithmetic; else ''."""
+    if type(v) is FuncVal and v.kind not in ("property",):
+        return "function"
+    if type(v) is BoundMethod and type(v.func) is FuncVal:
+        return "method"
+    return ""
+
+
+def _plain_number(v) -> bool:
+    return type(v) in (int, float, bool)

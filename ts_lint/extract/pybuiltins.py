@@ -486,6 +486,9 @@ def py_attr(it, obj, name: str, node):
             return member
         if name in ("is_valid_combination", "validate"):
             return BuiltinFunc(name, _concrete_call(getattr(obj, name)), qualname=f"{obj.__name__}.{name}")
+        if obj.__module__ == "ts_runtime.enums":     # a TS enum: `PipelineGroupMode.Merged` (TS963)
+            from .tsapi import missing_api_attribute
+            missing_api_attribute(it, obj.__name__, obj, name, node)
         return UNKNOWN
     if isinstance(obj, enum.Enum):
         if name in ("has_cta_leader", "has_task_warp_leader", "is_auxiliary"):
