@@ -9,7 +9,7 @@ import libcst as cst
 from .expressions import binop, truth
 from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
 from .values import (
-    BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, InstanceVal, is_concrete,
+    BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, GeneratorCMVal, InstanceVal, is_concrete,
     NamespaceVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
 )
 
@@ -507,7 +507,7 @@ class StatementsMixin:
             for item in node.items:
                 cm = self.eval(item.item, scope)
                 value = self.enter(cm, item.item)
-                if isinstance(cm, BlockCM):
+                if isinstance(cm, (BlockCM, InstanceVal)):
                     entered.append((cm, item.item))
                 if item.asname is not None:
                     self.bind_target(item.asname.name, value, scope)
@@ -521,6 +521,11 @@ class StatementsMixin:
             return self.ts.enter_block(cm, node)
         if (cm is UNKNOWN or cm is RUNTIME) and self.capture is not None:
             self.capture.incomplete(node, f"`with {self.text(node)}` could not be resolved")
+        if isinstance(cm, GeneratorCMVal) and self.capture is not None:
+            # its code before the `yield` runs before the block and the rest after it: the
+            # schedule's order is not known here (pipeline ops in it would be misplaced)
+            self.capture.incomplete(node, f"`with {self.text(node)}` runs a @contextmanager function around "
+                                    "the block, which is not modelled")
         if isinstance(cm, InstanceVal):
             fn = self.getattr(cm, "__enter__", node)
             if fn is not UNKNOWN:
@@ -530,6 +535,11 @@ class StatementsMixin:
     def exit(self, cm, node):
         if isinstance(cm, BlockCM):
             self.ts.exit_block(cm, node)
+        elif isinstance(cm, InstanceVal):
+            # a class with `__enter__` / `__exit__`: its `__exit__` runs after the block
+            fn = self.getattr(cm, "__exit__", node)
+            if fn is not UNKNOWN:
+                self.call(fn, [None, None, None], {}, node)
 
     def _x_try(self, node: cst.Try, scope):
         try:

@@ -141,6 +141,8 @@ def stdlib(qualname: str):
     if qualname in ("functools.lru_cache", "functools.cache",
                     "functools.wraps", "typing.overload", "typing.final", "abc.abstractmethod"):
         return BuiltinFunc(qualname, _identity_decorator, qualname=qualname)
+    if qualname == "contextlib.contextmanager":
+        return BuiltinFunc("contextmanager", _contextmanager, qualname=qualname)
     if qualname == "functools.partial":
         return BuiltinFunc("partial", _partial, qualname=qualname)
     if qualname in ("typing.TYPE_CHECKING",):
@@ -152,6 +154,17 @@ def stdlib(qualname: str):
     if qualname == "functools.reduce":
         return BuiltinFunc("reduce", _reduce, qualname=qualname)
     return None
+
+
+def _contextmanager(it, args, kwargs, call):
+    """`@contextlib.contextmanager`: the decorated function, when called, gives a
+    GeneratorCMVal and runs nothing (its body is split around the `with` block)."""
+    from .values import GeneratorCMVal
+    if len(args) != 1 or kwargs:
+        return UNKNOWN
+    fn = args[0]
+    return BuiltinFunc(getattr(fn, "name", "contextmanager"), lambda i, a, k, c, f=fn: GeneratorCMVal(f),
+                       qualname=f"contextmanager.{getattr(fn, 'name', '?')}")
 
 
 def _defaultdict(it, args, kwargs, call):

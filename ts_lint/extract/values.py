@@ -272,6 +272,14 @@ class AllocatorVal:
 
 
 @dataclass(eq=False)
+class GeneratorCMVal:
+    """What a `@contextlib.contextmanager` function returns when called: its body runs
+    around the `with` block (before and after its `yield`), which ts-lint does not model;
+    a `with` on it inside a schedule makes the capture incomplete (statements.enter)."""
+    func: Any
+
+
+@dataclass(eq=False)
 class ScheduleFuncVal:
     func: FuncVal
 
