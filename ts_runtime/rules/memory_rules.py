@@ -13,7 +13,7 @@ from typing import Iterable
 
 from ..diagnostics import Related, Severity
 from ..model.registers import (REGISTER_FILE, WARPS_PER_GROUP, default_registers, register_usage,
-                               warp_groups)
+                               total_warps, warp_groups)
 from ..model.values import UNKNOWN, is_static_int
 from .base import Rule
 from .declare import rule
@@ -618,6 +618,39 @@ class RegisterFileExceeded(Rule):
             yield self.diag(f"Too many registers needed: {total} (SM register file capacity: {REGISTER_FILE}); "
                             f"default per-thread budget is {d}", kernel.at("tasks"),
                             related=_budget_related(kernel, d))
+
+
+@register
+class NoTaskWarps(Rule):
+    """
+    The kernel's tasks have no warps at all (every `num_warps` is 0).
+
+    ## What it does
+    Sums `num_warps` over all tasks and flags a total of 0: the default per-thread
+    register budget `D = 65536 // (ceil4(W) x 32 x 8) x 8` (TS713) divides by it.
+
+    ## Why is this bad?
+    The kernel would launch no thread that runs a schedule; the reference fails computing
+    the default budget (`ZeroDivisionError: integer division or modulo by zero`), whatever
+    `num_registers` says.
+
+    ## Example
+    One copy task with `num_warps=0`, or a warp count computed to 0
+    (`num_warps=tile // 32 // 8` with a small tile).
+
+    ## Use instead
+    Give the task the warps that run it (`num_warps=1`).
+    """
+    code = "TS718"
+    name = "no-task-warps"
+    order = ORDER_BUDGET
+    VALID = [memory_program(tasks=[("Copy", 0, 1, None, ""), ("Pad", 1, 0, None, "")])]
+    INVALID = [memory_program(tasks=[("Copy", 0, 0, None, "")], tm_mark="TS718")]
+
+    def check(self, kernel) -> Iterable:
+        if kernel.tasks and total_warps(kernel) == 0:
+            yield self.diag(f"The tasks have no warps in total (num_warps of {len(kernel.tasks)} task(s): all 0); "
+                            "the default register budget divides by the warp count", kernel.at("tasks"))
 
 
 @register
