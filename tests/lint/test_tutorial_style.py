@@ -615,3 +615,23 @@ def test_unpacked_arguments_are_not_judged():
                          'Task(name="Fill", src_resources=[source], dst_resources=[buffer], **extra(),')
     src = src.replace("def make_manager(", "def extra():\n    return {}\n\n\ndef make_manager(")
     assert "TS907" not in _errors(src)
+
+
+def test_cute_arch_constants_are_their_values():
+    # `cute.arch.WARP_SIZE` is 32 (a plain int in the DSL), so a group size built from it
+    # is checked: 4 warps' worth is right for the 4-warp Drain task, one warp's is TS430
+    base = _program("cutlass.Constexpr", "", SUBSCRIPTED_COMPILE)
+    ok = base.replace("pipeline.Agent.Thread, 128)", "pipeline.Agent.Thread, 4 * cute.arch.WARP_SIZE)")
+    assert ok != base and _errors(ok) == []
+    assert _errors(ok.replace("4 * cute.arch.WARP_SIZE", "cute.arch.WARP_SIZE")) == ["TS430"]
+
+
+def test_buffer_sized_from_the_smem_capacity():
+    # `cutlass.memory.get_smem_capacity_in_bytes("sm_100")` is 232448 B: a buffer of exactly
+    # that size leaves no room for the pipeline's barriers (TS707); 1 KiB less fits
+    base = _program("cutlass.Constexpr", "", SUBSCRIPTED_COMPILE)
+    sized = base.replace('SmemAllocation("rows", 4096, alignment=128)',
+                         'SmemAllocation("rows", cutlass.memory.get_smem_capacity_in_bytes("sm_100"), alignment=128)')
+    assert sized != base and _errors(sized) == ["TS707"]
+    assert _errors(sized.replace('get_smem_capacity_in_bytes("sm_100")',
+                                 'get_smem_capacity_in_bytes("sm_100") - 1024')) == []

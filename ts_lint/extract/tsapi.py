@@ -254,8 +254,12 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         if qualname in ("cutlass.cute.ceil_div", "cutlass.utils.ceil_div"):
             return _b("ceil_div", lambda i, a, k, c: (-(-a[0] // a[1])) if len(a) == 2 and all(
                 is_static_int(x) for x in a) and a[1] else (RUNTIME if RUNTIME in a else UNKNOWN), qualname)
+        if qualname in _ARCH_CONSTANTS:
+            return _ARCH_CONSTANTS[qualname]
         if qualname.startswith("cutlass.cute.arch."):
             return _b(short, lambda i, a, k, c: RUNTIME, qualname)
+        if qualname in ("cutlass.memory.get_smem_capacity_in_bytes", "cutlass.utils.get_smem_capacity_in_bytes"):
+            return _b("get_smem_capacity_in_bytes", _smem_capacity, qualname)
         if qualname in ("cutlass.utils.blackwell_helpers.compute_epilogue_tile_size",
                         "cutlass.utils.sm100.compute_epilogue_tile_size"):
             return _b("compute_epilogue_tile_size", _epilogue_tile_size, qualname)
@@ -661,3 +665,22 @@ def missing_api_attribute(it, owner: str, live, name: str, node) -> None:
     hint = f"; did you mean '{close[0]}'?" if close else ""
     it.certain_error(node, "TS963", f"type object '{owner}' has no attribute '{name}'{hint}: Python raises "
                      "AttributeError here")
+
+
+# plain Python constants of `cutlass.cute.arch` (everything else there builds IR: RUNTIME)
+_ARCH_CONSTANTS = {f"cutlass.cute.arch.{k}": v for k, v in {
+    "WARP_SIZE": 32, "WARPS_PER_WARPGROUP": 4, "THREADS_PER_WARPGROUP": 128, "FULL_MASK": 0xFFFFFFFF,
+    "SM100_TMEM_CAPACITY_COLUMNS": 512, "SM100_TMEM_MIN_ALLOC_COLUMNS": 32,
+}.items()}
+
+# shared memory per block (bytes) by compute capability, as `get_smem_capacity_in_bytes`
+# gives it; without an argument it is the compile target's (sm_100, the TaskManager default)
+_SMEM_CAPACITY = {"sm_90": 232448, "sm_100": 232448, "sm_103": 232448, "sm_120": 101376}
+
+
+def _smem_capacity(it, args, kwargs, call):
+    """`cutlass.memory.get_smem_capacity_in_bytes(cc=None)`."""
+    cc = args[0] if args else kwargs.get("compute_capability")
+    if cc is None:
+        return _SMEM_CAPACITY["sm_100"]
+    return _SMEM_CAPACITY.get(cc, UNKNOWN) if isinstance(cc, str) else UNKNOWN
