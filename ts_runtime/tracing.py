@@ -146,6 +146,17 @@ def _tlv_names(obj) -> set:
     return names
 
 
+def _tlv_dtypes(obj, names) -> dict:
+    """{task-local variable: DSL type name} of those whose dtype is a cutlass numeric type."""
+    from .model.dtypes import dtype_name
+    out = {}
+    for n in names:
+        d = dtype_name(getattr(getattr(obj, n, None), "dtype", None))
+        if d is not None:
+            out[n] = d
+    return out
+
+
 def _user_class(klass) -> bool:
     """A class of the user's program (not ts_runtime's, the reference's or a builtin)."""
     mod = getattr(klass, "__module__", None) or ""
@@ -317,6 +328,7 @@ def resource_model(obj) -> ResourceModel:
     )
     if kind is not ResourceKind.GROUP:
         r.tlv_names = _tlv_names(obj)
+        r.tlv_dtypes = _tlv_dtypes(obj, r.tlv_names)
         r.unset_fields, r.internal_fields = _user_fields(obj)
         r.legacy_factories = _legacy_factories(type(obj))
         r.framework_overrides = _framework_overrides(type(obj))

@@ -153,6 +153,7 @@ class ResourcesMixin:
         if kind is not ResourceKind.GROUP:
             fields = all_fields(cls)
             r.tlv_names = self._tlv_names(obj, fields)
+            r.tlv_dtypes = _tlv_dtypes(obj, r.tlv_names)
             r.unset_fields = self._unset_fields(obj, fields)
             r.internal_fields = frozenset(f.name for f in fields if not f.init) & r.unset_fields
             r.legacy_factories = self._legacy_factories(cls)
@@ -449,3 +450,16 @@ def _effects_of(src, node, function_effects):
         _EFFECTS_BY_TEXT.clear()
     _EFFECTS_BY_TEXT[text] = eff
     return eff
+
+
+def _tlv_dtypes(obj: ResourceObj, names) -> dict:
+    """tracing._tlv_dtypes: {task-local variable: DSL type name} where the dtype is known."""
+    from ts_runtime.model.dtypes import DTYPE_NAMES
+    from .values import DtypeVal
+    out = {}
+    for n in names:
+        v = obj.attrs.get(n)
+        d = getattr(v, "dtype", None) if isinstance(v, TLVVal) else None
+        if isinstance(d, DtypeVal) and d.name in DTYPE_NAMES:
+            out[n] = d.name
+    return out

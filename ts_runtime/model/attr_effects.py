@@ -21,6 +21,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Callable, Optional, Tuple, Union
 
+from .dtypes import annotation_dtypes
+
 __all__ = ["MethodEffects", "method_effects", "function_effects", "resolve", "NOT_A_METHOD", "Effects"]
 
 
@@ -44,6 +46,8 @@ class MethodEffects:
     # the value counts its exits return (TS328, `_return_counts`): `return a, b` 2, `return`
     # / `return None` / falling off the end 0, `return v` -1 (not known); None: a generator
     return_counts: Optional[frozenset] = None
+    return_dtypes: Optional[tuple] = None   # the DSL types its return annotation names (TS329)
+    returns_literal: bool = False           # an exit returns a Python number / bool literal
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class Effects:
     touched: frozenset = frozenset()     # every self.<name> read, set, tested or called (TS233)
     returns_value: bool = True           # the method's own body (TS328), calls not followed
     return_counts: Optional[frozenset] = None
+    return_dtypes: Optional[tuple] = None
+    returns_literal: bool = False
 
 
 NOT_A_METHOD = object()     # lookup result: the name is not a method (a data attribute)
@@ -139,7 +145,8 @@ def function_effects(fn) -> Optional[MethodEffects]:
         for c in ast.iter_child_nodes(n):
             stack.append((c, n, in_test, branch))
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
-                         frozenset(foreign), frozenset(context), _returns_value(fn), _return_counts(fn))
+                         frozenset(foreign), frozenset(context), _returns_value(fn), _return_counts(fn),
+                         annotation_dtypes(fn.returns), _returns_literal(fn))
 
 
 def _returns_value(fn) -> bool:
@@ -190,6 +197,26 @@ def _return_counts(fn) -> Optional[frozenset]:
     return frozenset(counts)
 
 
+def _returns_literal(fn) -> bool:
+    """Whether an exit of `fn` returns a Python number or bool written as a literal (alone
+    or in a tuple): the DSL accepts those for any numeric task-local variable, whatever the
+    method's annotation says (TS329 does not judge such a method)."""
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Return and n.value is not None:
+            vals = n.value.elts if type(n.value) in (ast.Tuple, ast.List) else [n.value]
+            for v in vals:
+                if type(v) is ast.UnaryOp and type(v.operand) is ast.Constant:
+                    v = v.operand
+                if type(v) is ast.Constant and type(v.value) in (int, float, bool):
+                    return True
+        elif t not in _SCOPES:
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
@@ -212,6 +239,8 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     own = lookup(name)
     returns_value = own.returns_value if isinstance(own, MethodEffects) else True
     return_counts = own.return_counts if isinstance(own, MethodEffects) else None
+    return_dtypes = own.return_dtypes if isinstance(own, MethodEffects) else None
+    returns_literal = own.returns_literal if isinstance(own, MethodEffects) else False
     seen = set()
     stack = [name]
     while stack:
@@ -237,10 +266,11 @@ def resolve(name: str, lookup: Lookup) -> Effects:
     if writes_any:
         # an unknown callee may set (or check) anything: claim no use
         return Effects(frozenset(), frozenset(writes), True, context=frozenset(context),
-                       touched=frozenset(touched), returns_value=returns_value, return_counts=return_counts)
+                       touched=frozenset(touched), returns_value=returns_value, return_counts=return_counts,
+                       return_dtypes=return_dtypes, returns_literal=returns_literal)
     return Effects(frozenset(uses - writes - tested), frozenset(writes), False,
                    frozenset(p for p in foreign if p[0] not in writes), frozenset(context),
-                   frozenset(touched), returns_value, return_counts)
+                   frozenset(touched), returns_value, return_counts, return_dtypes, returns_literal)
 
 
 def class_table(work_names, method_names, lookup) -> tuple:
@@ -269,3 +299,5 @@ def fill(methods: dict, table: dict, held: dict) -> None:
             wm.touched = eff.touched
             wm.returns_value = eff.returns_value
             wm.return_counts = eff.return_counts
+            wm.return_dtypes = eff.return_dtypes
+            wm.returns_literal = eff.returns_literal

@@ -110,6 +110,8 @@ class WorkMethodModel:
     touched: frozenset = frozenset()              # every self.<name> it reads, sets, tests or calls
     returns_value: bool = True                    # False: its body returns None (TS328)
     return_counts: Any = None                     # frozenset of exit value counts, or None (TS328)
+    return_dtypes: Any = None                     # DSL type names of its return annotation (TS329)
+    returns_literal: bool = False                 # an exit returns a Python number literal (TS329)
 
     @property
     def routed(self):
@@ -177,6 +179,7 @@ class ResourceModel:
     work_methods: dict = field(default_factory=dict)   # name -> WorkMethodModel
     reserved_collisions: list = field(default_factory=list)  # [(name, message, range, code)]
     tlv_names: set = field(default_factory=set)
+    tlv_dtypes: dict = field(default_factory=dict)   # task-local variable -> DSL type name (TS329)
     smem: list = field(default_factory=list)           # [AllocationModel]
     tmem: list = field(default_factory=list)
     producer_requirements: Optional[list] = None       # allocation names, None = all

@@ -609,6 +609,8 @@ ConsumerWorkReturnsNothing.VALID = [
     _returns_program("        return (stage_info.loop_offset,)\n"),
     _returns_program("        v = (stage_info.loop_offset, 0)\n        return v\n"),
 ]
+
+
 def _peek_program(body: str, mark: bool = False) -> str:
     """The copy program with a `@consumer_work` method without `returns=` on Src (two
     task-local variables) that the schedule calls for its effect."""
@@ -631,6 +633,138 @@ ConsumerWorkReturnsNothing.INVALID = [
     _returns_program("        return stage_info.loop_offset, stage_info.stage_idx\n", mark=True),
     # no returns= on a resource with two task-local variables: the value has no slot
     _peek_program("        return stage_info.loop_offset\n", mark=True),
+]
+
+
+@register
+class ReturnAnnotationDtype(Rule):
+    """A consumer work method annotated to return another DSL type than the task-local
+    variable it returns into.
+
+    ## What it does
+    For each `@consumer_work` method (auxiliary ones too) a schedule of the kernel calls,
+    compares the DSL types its return annotation names (`-> cutlass.Float16`, or `-> Tuple[...]` for
+    several outputs) with the `dtype` of each task-local variable the value is stored in
+    (its `returns=`, or the resource's only task-local variable). A mismatch is reported
+    once, at the method. Not judged: a method without such an annotation, an annotation
+    or dtype that is not a cutlass numeric type (`int`, a type alias), and a method that
+    returns a Python number literal somewhere (accepted for any numeric variable).
+    ## Why is this bad?
+    The traced kernel stores the returned value in the variable's slot and accepts only
+    a value of exactly that dtype: the reference fails compiling the kernel with
+    `TypeError: @consumer_work 'read_smem' returned value for TaskLocalVariable 'smem_val'
+    with type Float16, expected Float32` (TS317). The annotation is what the method
+    returns in well-typed code, so the mismatch is visible before the kernel is traced,
+    typically after the variable's dtype (or the method) was changed alone.
+    ## Example
+    ```python
+    self.smem_val = TaskLocalVariable(dtype=cutlass.Float32, default=cutlass.Float32(0))
+
+    @consumer_work(returns=smem_val)
+    @cute.jit
+    def read_smem(self, stage_info) -> cutlass.Float16:
+        ...
+    ```
+    ## Use instead
+    Make them agree: declare the variable with the type the method returns, or convert
+    in the method (`return v.to(cutlass.Float32)` with the annotation changed to match).
+    """
+    code = "TS329"
+    name = "return-annotation-dtype"
+    order = 199
+    reference_exception = "TypeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        seen = set()
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered is not None else ()):
+                res = kernel.resources.get(e.resource)
+                if e.stage not in (ScheduleStage.ConsumerWork, ScheduleStage.ConsumerAuxWork) or res is None \
+                        or not e.label:
+                    continue
+                wm = res.work_methods.get(e.label)
+                if wm is None or (wm.defined_on, wm.name) in seen:
+                    continue
+                text = _dtype_problem(wm, res)
+                if text is None:
+                    continue
+                seen.add((wm.defined_on, wm.name))
+                yield self.diag(text, wm.range, related=[Related(e.range, f"'{t.name}' calls it here")])
+
+
+def _dtype_problem(wm, res):
+    """TS329's message for one work method, or None."""
+    anns = wm.return_dtypes
+    if not anns or wm.returns_literal:
+        return None
+    outputs = list(wm.returns) if wm.returns else (sorted(res.tlv_names) if len(res.tlv_names) == 1 else [])
+    if len(outputs) != len(anns):
+        return None             # a count mismatch is TS328's (or not known)
+    for ann, out in zip(anns, outputs):
+        dtype = res.tlv_dtypes.get(out)
+        if ann is not None and dtype is not None and ann != dtype:
+            return (f"@consumer_work '{wm.name}' is annotated to return {ann} for task-local variable '{out}', "
+                    f"whose dtype is {dtype}: the traced kernel stores only {dtype} values there")
+    return None
+
+
+_DTYPE_PROGRAM = '''\
+from dataclasses import dataclass
+
+import cutlass
+
+from ts_runtime import consumer_work, domain_loop, producer_work, schedule
+from ts_runtime.resources import MemoryResource, StageInfo, TaskLocalVariable
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+
+
+@dataclass(kw_only=True)
+class Src(MemoryResource):
+    item: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self):
+        self.item = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0))
+
+    @consumer_work(returns=item)
+    def get_item(self, stage_info: StageInfo) -> cutlass.Int32:
+        return stage_info.loop_offset
+
+
+@dataclass(kw_only=True)
+class Dst(MemoryResource):
+    @producer_work
+    def put(self, stage_info: StageInfo, item: cutlass.Int32) -> None:
+        pass
+
+
+def build():
+    src, dst = Src(name="src"), Dst(name="dst")
+
+    @schedule
+    def copy(src, dst):
+        with domain_loop(0, 8, 1):
+            v = src.get_item()
+            dst.put(item=v)
+
+    task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                schedule=copy(src, dst))
+    return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
+'''
+_INT16_ANNOTATION = ("def get_item(self, stage_info: StageInfo) -> cutlass.Int32:",
+                     "def get_item(self, stage_info: StageInfo) -> cutlass.Int16:")
+ReturnAnnotationDtype.VALID = [
+    _DTYPE_PROGRAM,
+    # no annotation: nothing to compare here (the value's type is checked when traced)
+    _DTYPE_PROGRAM.replace(" -> cutlass.Int32:", ":"),
+    # a Python literal is accepted for any numeric variable
+    _DTYPE_PROGRAM.replace(*_INT16_ANNOTATION).replace("        return stage_info.loop_offset\n",
+                                                       "        return 0\n"),
+]
+ReturnAnnotationDtype.INVALID = [
+    _DTYPE_PROGRAM.replace(*_INT16_ANNOTATION).replace("    @consumer_work(returns=item)\n",
+                                                       "    @consumer_work(returns=item)  # expect: TS329\n"),
 ]
 
 
