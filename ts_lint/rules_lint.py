@@ -321,4 +321,109 @@ OPERAND_TYPE_ERROR = rule("TS964", "operand-type-error", """
     """, phase="frontend", severity=Severity.ERROR, exc="TypeError", valid=[_VALID, _FUNCTION_ARITHMETIC_OK],
     invalid=[_FUNCTION_ARITHMETIC])
 
-__all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR"]
+_DSL_KERNEL = '''\
+from dataclasses import dataclass
+
+import cutlass
+import cutlass.cute as cute
+
+from ts_runtime import consumer_work, domain_loop, producer_work, schedule
+from ts_runtime.resources import MemoryResource, StageInfo, TaskLocalVariable
+from ts_runtime.task import Task
+from ts_runtime.task_manager import TaskManager
+
+UNROLL = 2
+
+
+@dataclass(kw_only=True)
+class Src(MemoryResource):
+    v: cutlass.Constexpr[TaskLocalVariable] = TaskLocalVariable.uninitialized()
+
+    def __post_init__(self) -> None:
+        self.v = TaskLocalVariable(dtype=cutlass.Int32, default=cutlass.Int32(0))
+
+    @consumer_work(returns=v)
+    @cute.jit
+    def get(self, stage_info: StageInfo) -> cutlass.Int32:
+        return cutlass.Int32(stage_info.loop_offset)
+
+
+@dataclass(kw_only=True)
+class Dst(MemoryResource):
+    out: cute.Tensor = None
+
+    @producer_work
+    @cute.jit
+    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
+        self.out[stage_info.loop_offset] = v
+
+
+@cute.kernel
+def copy_kernel(out: cute.Tensor):
+    src = Src(name="src")
+    dst = Dst(name="dst", out=out)
+
+    @schedule
+    def copy(src: Src, dst: Dst) -> None:
+        if cutlass.const_expr(UNROLL > 1):
+            with domain_loop(0, 64, 1, unroll=UNROLL):
+                v = src.get()
+                dst.put(v=v)
+        else:
+            with domain_loop(0, 64, 1):
+                v = src.get()
+                dst.put(v=v)
+
+    task = Task(name="T", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                schedule=copy(src, dst))
+    tm = TaskManager(tasks=[task], resource_dependency_graph={dst: [src]})
+    tm.setup_resources_and_tasks()
+    tm.run()
+
+
+@cute.jit
+def launch(out: cute.Tensor, stream):
+    copy_kernel(out).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)
+
+
+def build():
+    from cutlass.cute.runtime import make_fake_compact_tensor, make_fake_stream
+    return cute.compile(launch, make_fake_compact_tensor(cutlass.Int32, (64,)), make_fake_stream())
+'''
+_PLAIN_IF = _DSL_KERNEL.replace("        if cutlass.const_expr(UNROLL > 1):",
+                                "        if UNROLL > 1:  # expect: TS965")
+_PLAIN_RANGE = _DSL_KERNEL.replace("""                v = src.get()
+                dst.put(v=v)
+        else:""", """                for _ in range(1):  # expect: TS965
+                    v = src.get()
+                    dst.put(v=v)
+        else:""")
+_NEXT_FRONTEND = _PLAIN_IF.replace("  # expect: TS965", "").replace(
+    "return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,")
+
+DSL_CONTROL_FLOW = rule("TS965", "dsl-runtime-control-flow", """
+    A plain `if` or `for ... in range(...)` around schedule operations, in a schedule the
+    CuTe DSL compiles as run-time control flow.
+
+    ## What it does
+    In an `@schedule` function defined inside a `@cute.jit` / `@cute.kernel` function
+    (the DSL rewrites that function's control flow, nested functions included), of a
+    kernel compiled with `cute.compile(...)` without `cute.FrontendNext`: reports an `if`
+    whose condition is not `cutlass.const_expr(...)`, or a `for` over Python's `range`,
+    whose body uses a schedule parameter. The front end ts-lint follows is the one the
+    module's own `cute.compile` call names.
+    ## Why is this bad?
+    That front end turns the block into a run-time branch or loop, and a schedule
+    parameter (a resource proxy, a Python object) cannot be carried through one: the
+    reference fails compiling the kernel with `DSLUserCodeError:
+    error[TYPE_DYNAMIC_EXPR_UNSUPPORTED]: A value carried through this if is a plain Python
+    value ... (a ResourceProxy)`, even when the condition is a compile-time constant.
+    ## Example
+    `if UNROLL > 1:` choosing between two `domain_loop(...)` forms.
+    ## Use instead
+    `if cutlass.const_expr(UNROLL > 1):`, and `for i in cutlass.range_constexpr(n):`.
+    """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError",
+    valid=[_DSL_KERNEL, _NEXT_FRONTEND], invalid=[_PLAIN_IF, _PLAIN_RANGE])
+
+__all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
+           "DSL_CONTROL_FLOW"]

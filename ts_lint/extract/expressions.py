@@ -430,7 +430,7 @@ class ExpressionsMixin:
         if base is RUNTIME:
             return RUNTIME
         if getattr(base, "qualname", None) == "cutlass.cute.compile" and not isinstance(base, QualRef):
-            return base       # cute.compile[cute.FrontendNext, ...](f, ...) compiles (calls) f too
+            return self.ts.compile_with(key, node)  # cute.compile[cute.FrontendNext, ...](f, ...) calls f too
         if isinstance(base, DataFlowToken):
             cap = base.cap
             if cap is not None:

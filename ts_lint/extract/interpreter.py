@@ -73,6 +73,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self._unbound_armed: set = set()   # def nodes whose failing reads are marked
         self._unbound_reads: dict = {}     # id(Name node) -> (node, name, local, function name)
         self._try_depth = 0                # `try` bodies with handlers being run
+        self.frontend = None               # DSL front end of the cute.compile being run ("plain" / "next")
         self._loop_depth = 0
         self._eval = {
             cst.Name: self._e_name, cst.Attribute: self._e_attribute, cst.Call: self._e_call,

@@ -263,6 +263,8 @@ class StatementsMixin:
 
     # ------------------------------------------------------------------ control flow
     def _x_if(self, node: cst.If, scope):
+        if self.capture is not None and self.frontend == "plain" and not _const_expr_test(node.test):
+            self._dsl_traced_block(node, "if", scope)
         cond = self.eval(node.test, scope)
         t = truth(cond)
         if t is True:
@@ -277,6 +279,28 @@ class StatementsMixin:
             return
         else:
             self.skip(node, scope, node.test, "condition")
+
+    def _dsl_traced_block(self, node, kind: str, scope):
+        """TS965: a plain `if` / `for ... in range(...)` in a schedule body the CuTe DSL
+        rewrites (a schedule defined inside a @cute.jit / @cute.kernel function), compiled
+        with `cute.compile` without FrontendNext: the DSL makes it a run-time branch or
+        loop, and a schedule parameter (a resource proxy, a plain Python object) used in it
+        cannot be carried through (the reference's TYPE_DYNAMIC_EXPR_UNSUPPORTED). Reported
+        when the block uses a schedule parameter; the run stops there."""
+        if not _rewritten_by_dsl(self.frame.func if self.frame is not None else None):
+            return
+        cap = self.capture
+        params = {n for n, v in scope.vars.items() if type(v).__name__ == "ResourceProxy"}
+        used = _names_in(node.body) | (_names_in(node.orelse) if getattr(node, "orelse", None) else set())
+        hit = sorted(params & used)
+        if not hit:
+            return
+        fix = "`if cutlass.const_expr(...)`" if kind == "if" else "`cutlass.range_constexpr(...)`"
+        what = "`if`" if kind == "if" else "`for ... in range(...)`"
+        cap.b.report("TS965", f"a plain {what} in this schedule is compiled by the CuTe DSL as a run-time "
+                     f"{'branch' if kind == 'if' else 'loop'} (cute.compile without FrontendNext), and the schedule "
+                     f"resource '{hit[0]}' cannot be carried through it: use {fix}", self.rng(node))
+        cap.abort()
 
     def _x_if_traced(self, node: cst.If, scope) -> bool:
         """A dynamic `if` in JIT code: the DSL traces both branches (their side effects
@@ -429,6 +453,8 @@ class StatementsMixin:
         return True
 
     def _x_for(self, node: cst.For, scope):
+        if self.capture is not None and self.frontend == "plain" and _plain_range(node.iter, self, scope):
+            self._dsl_traced_block(node, "for", scope)
         it = self.eval(node.iter, scope)
         seq = self.iterate(it)
         if seq is None and self.capture is not None and _work_only_range_loop(node):
@@ -602,3 +628,42 @@ def _work_only_range_loop(node: cst.For) -> bool:
                 return False
         stmt.visit(_V())
     return not found
+
+
+def _const_expr_test(test) -> bool:
+    """`cutlass.const_expr(...)` / `const_expr(...)`: a condition the DSL folds while compiling."""
+    f = test.func if isinstance(test, cst.Call) else None
+    name = f.attr.value if isinstance(f, cst.Attribute) else (f.value if isinstance(f, cst.Name) else "")
+    return name == "const_expr"
+
+
+def _plain_range(iterable, it, scope) -> bool:
+    """A `for` over Python's own `range(...)` (not `cutlass.range_constexpr`)."""
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"):
+        return False
+    return it.lookup("range", scope) is it.builtins.get("range")
+
+
+def _rewritten_by_dsl(func) -> bool:
+    """Whether the CuTe DSL rewrites `func`'s control flow: it is defined inside a
+    @cute.jit / @cute.kernel function (the DSL transforms that function's source, nested
+    functions included)."""
+    s = getattr(func, "closure", None)
+    while s is not None:
+        f = getattr(s, "func", None)
+        if f is not None and getattr(f, "is_jit", False):
+            return True
+        s = s.parent
+    return False
+
+
+def _names_in(block) -> set:
+    """Identifiers read anywhere in a statement block (or an `else` / `elif`)."""
+    out = set()
+    stack = [block]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        stack.extend(n.children)
+    return out

@@ -277,7 +277,10 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             return args[0]
         return _b("jit", lambda i, a, k, c: self._jit_decorator(i, a, {}, c), "cute.jit()")
 
-    def _cute_compile(self, it, args, kwargs, call):
+    def _cute_compile(self, it, args, kwargs, call, frontend: str = "plain"):
+        """`cute.compile(f, *args)` compiles (calls) `f`; `frontend` is the DSL front end it
+        uses: "next" for `cute.compile[cute.FrontendNext, ...]`, else "plain" (their
+        control flow rules differ, TS965)."""
         if args:
             fn = args[0]
             if isinstance(fn, InstanceVal):
@@ -285,11 +288,23 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             if fn is not UNKNOWN:
                 # the compiled entry receives its plain Python arguments as dynamic values
                 it.jit_boundary = fn
+                outer, it.frontend = it.frontend, frontend
                 try:
                     it.call(fn, list(args[1:]), {k: v for k, v in kwargs.items() if k != "options"}, call)
                 finally:
                     it.jit_boundary = None
+                    it.frontend = outer
         return UNKNOWN
+
+    def compile_with(self, options, node=None):
+        """`cute.compile[options]`: the same compile, with the front end the options name
+        (an option ts-lint cannot resolve, `cute.GenerateLineInfo(True)`, is no front end
+        unless its text says FrontendNext)."""
+        opts = options if isinstance(options, tuple) else (options,)
+        nxt = any(getattr(o, "qualname", "").endswith("FrontendNext") for o in opts)
+        text = self.it.text(node) if node is not None else ""
+        frontend = "next" if nxt else (None if "FrontendNext" in text else "plain")
+        return _b("compile", lambda i, a, k, c: self._cute_compile(i, a, k, c, frontend), "cutlass.cute.compile")
 
     def constexpr_annotation(self, ann, scope) -> bool:
         """`cutlass.Constexpr` / `cutlass.Constexpr[...]`: the parameter stays a Python value."""
