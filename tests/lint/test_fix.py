@@ -174,3 +174,23 @@ def test_unified_diff_paths():
     assert unified_diff("a\n", "a\n", "p.py") == ""
     d = unified_diff("a\n", "b", "/abs/p.py")
     assert d.startswith("--- /abs/p.py\n+++ /abs/p.py\n") and d.endswith("+b\n\\ No newline at end of file\n")
+
+
+@pytest.mark.parametrize("name,fixed", [
+    ("_MISSPELT_FACTORY", "PipelineConfig.create_tma_async_pipeline_cfg("),
+    ("_MISSPELT_ENUM", "producer_signaling_threads=SignalingThreads.All)"),
+    ("_PLAIN_IF", "if cutlass.const_expr(UNROLL > 1):"),
+    ("_PLAIN_RANGE", "for _ in cutlass.range_constexpr(1):"),
+])
+def test_unsafe_fixes_of_the_python_errors_make_the_program_clean(tmp_path, capsys, name, fixed):
+    # TS963 (the closest attribute name) and TS965 (compile-time if / loop): unsafe fixes
+    from ts_lint import rules_lint
+    src = getattr(rules_lint, name)
+    path = tmp_path / "program.py"
+    path.write_text(src)
+    rc, out, _ = run(capsys, str(path), "--fix")
+    assert rc == 1 and path.read_text() == src         # unsafe: not applied by --fix alone
+    rc, out, _ = run(capsys, str(path), "--fix", "--unsafe-fixes")
+    text = path.read_text()
+    assert fixed in text, text
+    assert rc == 0, out

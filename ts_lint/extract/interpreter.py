@@ -307,14 +307,14 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                    self.rng(node))
         raise UserRaise(node, reported=True)
 
-    def certain_error(self, node, code: str, message: str):
+    def certain_error(self, node, code: str, message: str, fix=None):
         """An operation the run reaches that certainly raises (TS963 AttributeError on a ts
         API class, TS964 TypeError of an operator): reported there, then the run stops, as
         Python's exception would stop it. Not reported under a `try` with a handler, or in a
         function run with assumed arguments (its values may not be the real ones)."""
         if self.ctx.assumed or self._try_depth:
             raise UserRaise(node)
-        self.ctx.report(code, message, self.rng(node))
+        self.ctx.report(code, message, self.rng(node), fix=fix)
         raise UserRaise(node, reported=True)
 
     def _module_level_read(self, node, scope):

@@ -295,12 +295,29 @@ class StatementsMixin:
         hit = sorted(params & used)
         if not hit:
             return
-        fix = "`if cutlass.const_expr(...)`" if kind == "if" else "`cutlass.range_constexpr(...)`"
+        use = "`if cutlass.const_expr(...)`" if kind == "if" else "`cutlass.range_constexpr(...)`"
         what = "`if`" if kind == "if" else "`for ... in range(...)`"
         cap.b.report("TS965", f"a plain {what} in this schedule is compiled by the CuTe DSL as a run-time "
                      f"{'branch' if kind == 'if' else 'loop'} (cute.compile without FrontendNext), and the schedule "
-                     f"resource '{hit[0]}' cannot be carried through it: use {fix}", self.rng(node))
+                     f"resource '{hit[0]}' cannot be carried through it: use {use}", self.rng(node),
+                     fix=self._compile_time_fix(node, kind, scope))
         cap.abort()
+
+    def _compile_time_fix(self, node, kind: str, scope):
+        """TS965's fix: `if cutlass.const_expr(<test>):` / `cutlass.range_constexpr(...)`,
+        when the module names the `cutlass` package `cutlass`."""
+        from ts_runtime.diagnostics import Edit, Fix
+        qual = self.lookup("cutlass", scope)
+        if getattr(qual, "qualname", None) != "cutlass":
+            return None
+        if kind == "if":
+            r = self.rng(node.test)
+            start = type(r)(r.path, r.line, r.column, r.line, r.column)
+            end = type(r)(r.path, r.end_line, r.end_column, r.end_line, r.end_column)
+            return Fix("Fold the condition at compile time: `cutlass.const_expr(...)`",
+                       (Edit(start, "cutlass.const_expr("), Edit(end, ")")), "unsafe")
+        return Fix("Unroll at compile time: `cutlass.range_constexpr(...)`",
+                   (Edit(self.rng(node.iter.func), "cutlass.range_constexpr"),), "unsafe")
 
     def _x_if_traced(self, node: cst.If, scope) -> bool:
         """A dynamic `if` in JIT code: the DSL traces both branches (their side effects

@@ -678,8 +678,12 @@ def missing_api_attribute(it, owner: str, live, name: str, node) -> None:
     public = [n for n in dir(live) if not n.startswith("_")]
     close = get_close_matches(name, public, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else ""
+    fix = None
+    if close and isinstance(node, cst.Attribute):
+        from ts_runtime.diagnostics import Edit, Fix
+        fix = Fix(f"Replace with `{close[0]}`", (Edit(it.rng(node.attr), close[0]),), "unsafe")
     it.certain_error(node, "TS963", f"type object '{owner}' has no attribute '{name}'{hint}: Python raises "
-                     "AttributeError here")
+                     "AttributeError here", fix)
 
 
 # plain Python constants of `cutlass.cute.arch` (everything else there builds IR: RUNTIME)
