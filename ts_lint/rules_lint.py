@@ -400,6 +400,7 @@ _PLAIN_RANGE = _DSL_KERNEL.replace("""                v = src.get()
         else:""")
 _NEXT_FRONTEND = _PLAIN_IF.replace("  # expect: TS965", "").replace(
     "return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,")
+_NEXT_RANGE = _PLAIN_RANGE.replace("return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,")
 
 DSL_CONTROL_FLOW = rule("TS965", "dsl-runtime-control-flow", """
     A plain `if` or `for ... in range(...)` around schedule operations, in a schedule the
@@ -410,20 +411,24 @@ DSL_CONTROL_FLOW = rule("TS965", "dsl-runtime-control-flow", """
     (the DSL rewrites that function's control flow, nested functions included), of a
     kernel compiled with `cute.compile(...)` without `cute.FrontendNext`: reports an `if`
     whose condition is not `cutlass.const_expr(...)`, or a `for` over Python's `range`,
-    whose body uses a schedule parameter. The front end ts-lint follows is the one the
-    module's own `cute.compile` call names.
+    whose body uses a schedule parameter. With `cute.compile[cute.FrontendNext]` an `if`
+    is folded, but a `for` over `range` is still a run-time loop: reported when a work
+    call in it passes a routed value (a task-local variable from an earlier work call).
+    The front end ts-lint follows is the one the module's own `cute.compile` call names.
     ## Why is this bad?
     That front end turns the block into a run-time branch or loop, and a schedule
     parameter (a resource proxy, a Python object) cannot be carried through one: the
     reference fails compiling the kernel with `DSLUserCodeError:
     error[TYPE_DYNAMIC_EXPR_UNSUPPORTED]: A value carried through this if is a plain Python
-    value ... (a ResourceProxy)`, even when the condition is a compile-time constant.
+    value ... (a ResourceProxy)`, even when the condition is a compile-time constant
+    (FrontendNext: `error[CONTAINER_LIST_SHAPE_MUTATED]: the length ... of list routes is
+    changed inside a for/while/if whose path is decided at run time`).
     ## Example
     `if UNROLL > 1:` choosing between two `domain_loop(...)` forms.
     ## Use instead
     `if cutlass.const_expr(UNROLL > 1):`, and `for i in cutlass.range_constexpr(n):`.
     """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError",
-    valid=[_DSL_KERNEL, _NEXT_FRONTEND], invalid=[_PLAIN_IF, _PLAIN_RANGE])
+    valid=[_DSL_KERNEL, _NEXT_FRONTEND], invalid=[_PLAIN_IF, _PLAIN_RANGE, _NEXT_RANGE])
 
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW"]

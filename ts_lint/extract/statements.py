@@ -470,8 +470,24 @@ class StatementsMixin:
         return True
 
     def _x_for(self, node: cst.For, scope):
-        if self.capture is not None and self.frontend == "plain" and _plain_range(node.iter, self, scope):
+        cap = self.capture
+        if cap is None or self.frontend not in ("plain", "next") or not _plain_range(node.iter, self, scope):
+            return self._x_for_run(node, scope)
+        if self.frontend == "plain":
             self._dsl_traced_block(node, "for", scope)
+            return self._x_for_run(node, scope)
+        # FrontendNext runs a `range` loop at run time too, and a routed value recorded in
+        # it changes the schedule's route list inside that loop (CONTAINER_LIST_SHAPE_MUTATED)
+        before = cap.b.route_count
+        self._x_for_run(node, scope)
+        if cap.b.route_count > before and _rewritten_by_dsl(self.frame.func if self.frame is not None else None):
+            cap.b.report("TS965", "a plain `for ... in range(...)` in this schedule is compiled by the CuTe DSL as a "
+                         "run-time loop, and a work call in it passes a routed value (a task-local variable), "
+                         "which cannot be recorded inside one: use `cutlass.range_constexpr(...)`", self.rng(node),
+                         fix=self._compile_time_fix(node, "for", scope))
+            cap.abort()
+
+    def _x_for_run(self, node: cst.For, scope):
         it = self.eval(node.iter, scope)
         seq = self.iterate(it)
         if seq is None and self.capture is not None and _work_only_range_loop(node):

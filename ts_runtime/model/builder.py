@@ -85,6 +85,7 @@ class ScheduleBuilder:
         self.wtl_scope: Optional[Scope] = None
         self.latest: dict = {}        # (rid, var) -> Token
         self.unconsumed: dict = {}    # Token -> (step, range)
+        self.route_count = 0          # routed inputs recorded so far (ts-lint's TS965)
         self._checked_classes: set = set()
         self._opaque_fresh = itertools.count()
 
@@ -421,6 +422,7 @@ class ScheduleBuilder:
             return
         self.unconsumed.pop(value, None)
         step.routes_in.append(RouteIn(value.step_uid, value.var, arg))
+        self.route_count += 1
 
     def _outputs(self, step: Step, res: ResourceModel, wm, range: SourceRange):
         names = tuple(wm.returns) if (wm is not None and step.stage.is_consumer) else ()
