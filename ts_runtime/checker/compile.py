@@ -225,6 +225,13 @@ class CompileContext:
         eff = self.credits.fixed_effect(ti, rid, stage)
         info = self._info(eff)
         fixed = None
+        if cls == _TRACKED and rid not in self.aliased and rid not in self.completion:
+            # a pipelined resource no other resource aliases: its slot changes nothing the
+            # search reads (no held access, no completion tag; the pool is fixed as the
+            # occurrence does not pick it), so its steps are position-independent too. The
+            # cursors are not stepped for it (the slot would only be shown, and is not).
+            op = Op(e, 0, res, eff, pdl, (), None, None, info, nparts)
+            return ((op,), False, rid, stage, eff, info, pdl, cls, members, False)
         if cls == _OTHER:
             # no cursor, no held action, one effect: the same Op(s) at every position, in
             # every run of this check
