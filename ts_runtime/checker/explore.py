@@ -76,10 +76,13 @@ class RunResult:
 
 def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[float] = None,
             reduce: bool = True, symmetry: bool = True, early_exit: bool = False,
-            max_findings: int = 64, cursor_keyed: bool = False, walk: bool = True) -> RunResult:
+            max_findings: int = 64, cursor_keyed: bool = False, walk: bool = True,
+            macro: bool = True) -> RunResult:
     """BFS over one compiled run. `cursor_keyed` emulates the reference's visited set
     (cursor vector only; unsound, kept for comparison tests). `walk`: a one-task run is
-    searched by `_explore_one` (False: by the general BFS, for comparison tests)."""
+    searched by `_explore_one` (False: by the general BFS, for comparison tests).
+    `macro`: with `reduce`, run trailing steps with the step before them (MacroSteps;
+    False: one step per transition, for comparison tests)."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
@@ -115,15 +118,17 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
 
     # Per task and position (one extra position past the end): the state index of the
     # pool the step blocks on (-1: never blocks; -2: the task has finished), the step's
-    # effect on the state (Op.step) and its pending aliased access (Op.pend).
+    # transition (Op.step plus the task's next position, see `fused_steps`) and its
+    # pending aliased access (Op.pend).
+    fuse = reduce and macro and not cursor_keyed
     block_at, eff_at, pend_at, launch_at = [], [], [], []
     tables = prog.task_tables
     for tops in ops:
-        key = ("explore", id(tops))
+        key = ("explore", id(tops), fuse)
         tt = tables.get(key)
         if tt is None:
-            tt = tables[key] = ([*map(_bidx, tops), -2], list(map(_step, tops)), list(map(_pend, tops)),
-                                list(map(_launch, tops)))
+            tt = tables[key] = ([*map(_bidx, tops), -2], MacroSteps(tops) if fuse else _plain_steps(tops),
+                                list(map(_pend, tops)), list(map(_launch, tops)))
         block_at.append(tt[0])
         eff_at.append(tt[1])
         pend_at.append(tt[2])
@@ -131,6 +136,8 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     amp = suf = None
     if por is not None:
         amp, suf = por.ample, por.suffix_dmask
+        if fuse:
+            amp = [_MacroAmple(tops, a, e) for tops, a, e in zip(ops, amp, eff_at)]
     race_memo: Dict[tuple, tuple] = {}
 
     # The search's states end with two constant slots after the held id, s[-2] == 0 and
@@ -161,12 +168,14 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
             info = visited[info[0]]
         edges.reverse()
         if canon is None:
-            return [(i, parent[i]) for parent, i, _ in edges], list(range(T))
+            return [(i, pos) for parent, i, _ in edges
+                    for pos in range(parent[i], eff_at[i][parent[i]][2])], list(range(T))
         frame = list(range(T))           # frame[index in current state] = real task
         out = []
         for parent, i, perm in edges:
             real = frame[i]
-            out.append((real, parent[i]))
+            c = parent[i]
+            out.extend((real, pos) for pos in range(c, eff_at[i][c][2]))
             if perm is not None:
                 nxt = [0] * T
                 for old in range(T):
@@ -325,10 +334,9 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
         for i in choice:
             # the successor: the Op.effect transition (inlined: the innermost loop), then the
             # held transition (interned, memoised)
-            c = s[i]
-            simple, rest = eff_at[i][c]
+            simple, rest, lst_i = eff_at[i][s[i]]
             lst = list(s)
-            lst[i] = c + 1
+            lst[i] = lst_i
             for k, d in simple:
                 lst[k] += d
             if rest is not None:
@@ -364,6 +372,67 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     result.states = explored
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _plain_steps(tops) -> list:
+    """Per position: (simple moves, rest, next position) of the step alone (Op.step)."""
+    return [(simple, rest, c + 1) for c, (simple, rest) in enumerate(map(_step, tops))]
+
+
+class MacroSteps(dict):
+    """Position c -> (simple moves, rest, next position) of the *macro-step* that starts
+    with step c of a task's ops and goes on through the trailing steps after it
+    (`Op.trail`: a commit, a release, a work call nothing aliases, ...), so that the
+    search never stops between them (docs/checker.md §4, "Macro-steps"). Filled on first
+    use: the search reaches only the positions where a macro-step starts, often a small
+    part of a long list."""
+    __slots__ = ("tops",)
+
+    def __init__(self, tops):
+        super().__init__()
+        self.tops = tops
+
+    def __missing__(self, c: int) -> tuple:
+        tops = self.tops
+        n = len(tops)
+        simple, rest = tops[c].step
+        nxt = c + 1
+        # a trailing step joins unless the step after it is observed (a pending access or
+        # a launch): the task's pending access appears only by a step of its own, never
+        # inside a macro-step, so every state the search skips shows what the state after
+        # the macro-step shows (credits aside, which only grow)
+        if nxt < n and tops[nxt].trail and (nxt + 1 >= n or not tops[nxt + 1].vis):
+            moves = list(simple)
+            while nxt < n and tops[nxt].trail and (nxt + 1 >= n or not tops[nxt + 1].vis):
+                moves.extend(tops[nxt].step[0])
+                nxt += 1
+            simple = tuple(moves)
+        v = self[c] = (simple, rest, nxt)
+        return v
+
+
+class _MacroAmple(dict):
+    """Position c -> the ample-table entry (reduce.PorTables.ample) of the macro-step at
+    c. Its trailing steps decrement nothing and are unobserved, so it is invisible iff its
+    first step changes nothing observed and the step after the whole macro-step is
+    neither a pending access nor a launch (the single-step table looks at the step right
+    after, which for a longer macro-step is a trailing one)."""
+    __slots__ = ("tops", "ample", "macro")
+
+    def __init__(self, tops, ample, macro):
+        super().__init__()
+        self.tops, self.ample, self.macro = tops, ample, macro
+
+    def __missing__(self, c: int) -> int:
+        nxt = self.macro[c][2]
+        if nxt == c + 1:
+            v = self.ample[c]
+        else:
+            tops = self.tops
+            op = tops[c]
+            v = -1 if op.loud or (nxt < len(tops) and tops[nxt].vis) else op.dmask
+        self[c] = v
+        return v
 
 
 def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[float],

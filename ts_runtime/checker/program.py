@@ -74,7 +74,8 @@ class Op:
     `block`, `moves`, `effect`): a check compiles every step of every run, and most
     checks report nothing."""
     __slots__ = ("_label", "_res", "_eff", "held", "pdl", "pending", "dmask", "slot", "eidx",
-                 "entry", "part", "nparts", "_sig", "bidx", "pend", "launch", "vis", "loud", "step")
+                 "entry", "part", "nparts", "_sig", "bidx", "pend", "launch", "vis", "loud", "step",
+                 "trail")
 
     def __init__(self, entry, part, res, eff, pdl, held, pending, slot, einfo, nparts=1):
         self.entry = entry
@@ -106,6 +107,10 @@ class Op:
         else:
             self.pend = pending + (eidx,)
             self.vis = self.loud = True
+        # for the search's macro-steps (explore.MacroSteps): a *trailing* step can run as
+        # part of the step before it: it never blocks, only adds credits to single-
+        # participant pools, and nothing observes it
+        self.trail = self.bidx < 0 and self.step[1] is None and pending is None and not launch and self.dmask == 0
 
     @property
     def range(self):
