@@ -437,10 +437,25 @@ class StageInfo:
     task_cache: Any = None
 
 
-def super_init_message(cls_name: str) -> str:
-    """TS238's text (the same from ts-lint)."""
-    return (f"{cls_name}.__init__ does not call super().__init__(...): the MemoryResource fields "
-            f"(name, pipeline_config, consumer_vars, producer_vars, ...) are never set")
+# the fields MemoryResource.__init__ sets (a user __init__ that skips it leaves them unset)
+BASE_FIELDS = ("name", "is_barrier", "pipeline_config", "consumer_vars", "producer_vars", "pipeline",
+               "consumer_wait_signaling_threads")
+
+
+def super_init_message(cls_name: str, lost: tuple = (), routed: str = "") -> str:
+    """TS238's text (the same from both front ends): `lost`, the base fields passed to the
+    construction that the user's `__init__` dropped; `routed`, a work call on the resource
+    that routes values through its variables (empty when none)."""
+    head = f"{cls_name}.__init__ does not call super().__init__(...), so the MemoryResource fields are never set"
+    if "pipeline_config" in lost:
+        return (f"{head}: the pipeline_config passed to it is dropped and the resource has no pipeline; "
+                f"call super().__init__(**kwargs)")
+    if routed:
+        return (f"{head}: {routed} routes values through its consumer_vars / producer_vars, which do not "
+                f"exist (AttributeError when the kernel is traced); call super().__init__(**kwargs)")
+    dropped = f" ({', '.join(lost)} passed to it dropped)" if lost else ""
+    return (f"{head}{dropped}; nothing in this kernel reads them yet, but the resource keeps the class "
+            f"defaults (no name, no pipeline); call super().__init__(**kwargs)")
 
 
 def setup_unbound_message(qualname: str):
@@ -466,9 +481,12 @@ def _unbound_in(fn, exc: NameError):
 
 
 def _checked_init(init):
-    """A user resource's own `__init__`: a NameError in its body carries TS137; then TS238
-    when the MemoryResource part was never initialised (`super().__init__(**kwargs)`
-    missing)."""
+    """A user resource's own `__init__`: a NameError in its body carries TS137. When the
+    MemoryResource part was never initialised (`super().__init__(**kwargs)` missing), the
+    object keeps the class defaults of the base fields, as in the reference, which fails
+    only when something reads them (a dropped pipeline_config, the variables of a routed
+    work call); the manager's TS238 judges that from the kernel (`_ts_lost_init`). The
+    variable dicts are made empty here so that ts's own code can run on."""
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
         try:
@@ -479,7 +497,10 @@ def _checked_init(init):
                 raise
             raise err from exc
         if "producer_vars" not in self.__dict__:
-            raise_finding("TS238", AttributeError, super_init_message(type(self).__name__), caller_range())
+            own = self.__dict__
+            self._ts_lost_init = tuple(k for k in kwargs if k in BASE_FIELDS and k not in own)
+            own.setdefault("consumer_vars", {})
+            own.setdefault("producer_vars", {})
     return __init__
 
 

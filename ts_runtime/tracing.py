@@ -332,6 +332,7 @@ def resource_model(obj) -> ResourceModel:
         r.unset_fields, r.internal_fields = _user_fields(obj)
         r.legacy_factories = _legacy_factories(type(obj))
         r.framework_overrides = _framework_overrides(type(obj))
+        r.lost_init = getattr(obj, "_ts_lost_init", None)
         if methods:
             r.settable_fields = _attr_effects(type(obj), methods, _held_resources(obj))
     cfg = getattr(obj, "pipeline_config", None)

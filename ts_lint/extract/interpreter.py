@@ -437,18 +437,19 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             if k.builtin is None and isinstance(v, FuncVal) and call_node is not None \
                     and (isinstance(inst, TaskObj) or k.is_sub("MemoryResource")) \
                     and self._skips_super_init(v):
-                # the user's own __init__ never runs the TS base's: TS139 (Task) / TS238
-                # (resource), as the runtime reports after the construction; the object
-                # never exists there
+                # the user's own __init__ never runs the TS base's. A Task: TS139, as the
+                # runtime reports after the construction (the object never exists there).
+                # A resource keeps the class defaults of the base fields, as at run time;
+                # the manager's TS238 judges whether the kernel needs them (lost_init)
                 if isinstance(inst, TaskObj):
                     from ts_runtime.task import task_super_init_message
                     self.ctx.report("TS139", task_super_init_message(inst.cls.name), self.rng(call_node))
                     inst.ok, inst.reason = False, "its __init__ never calls Task.__init__"
-                else:
-                    from ts_runtime.resources import super_init_message
-                    self.ctx.report("TS238", super_init_message(inst.cls.name), self.rng(call_node))
-                    inst.failed = True
-                return None
+                    return None
+                from ts_runtime.resources import BASE_FIELDS
+                out = self.call(v, [inst] + list(args), kwargs, call_node)
+                inst.lost_init = tuple(k for k in (kwargs or {}) if k in BASE_FIELDS and k not in inst.attrs)
+                return out
             return self.call(v, [inst] + list(args), kwargs, call_node)
         if kind == "dataclass":
             from .classes import dataclass_init

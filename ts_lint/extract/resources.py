@@ -158,6 +158,7 @@ class ResourcesMixin:
             r.internal_fields = frozenset(f.name for f in fields if not f.init) & r.unset_fields
             r.legacy_factories = self._legacy_factories(cls)
             r.framework_overrides = self._framework_overrides(cls)
+            r.lost_init = obj.lost_init
             if methods:
                 held = {k: v.rid for k, v in obj.attrs.items() if isinstance(v, ResourceObj) and v is not obj}
                 r.settable_fields = self._attr_effects(cls, methods, held)

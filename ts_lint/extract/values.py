@@ -209,6 +209,7 @@ class ResourceObj(InstanceVal):
     group: Any = None                  # the PipelineGroup (ResourceObj) it belongs to
     uncertain: Optional[str] = None    # why the model is not reliable
     node: Any = None                   # the constructor call (for keyword ranges)
+    lost_init: Optional[tuple] = None  # its own __init__ skipped the base's (ResourceModel.lost_init)
 
     def __repr__(self):
         return f"<{self.cls.name} {self.attrs.get('name', '')!r}>"

@@ -201,6 +201,10 @@ class ResourceModel:
     # FRAMEWORK_CALLS methods the user's classes define that the framework's call does not
     # bind: [(method name, why, its def line, the class that defines it)] (TS239)
     framework_overrides: list = field(default_factory=list)
+    # the user's own `__init__` never ran MemoryResource.__init__ (TS238): the base fields
+    # passed to the construction that it dropped (e.g. ("name", "pipeline_config")); None
+    # when the base part was initialised
+    lost_init: Optional[tuple] = None
     range: SourceRange = UNKNOWN_RANGE
 
     @property

@@ -10,6 +10,7 @@ method's source). The rule only reads the model.
 """
 from __future__ import annotations
 
+from ..diagnostics import Related, Severity
 from ..model.kernel import VARIABLE_ACCESSORS
 from ..model.lowered import LOOP
 from .base import Rule
@@ -486,18 +487,24 @@ class Owned(Staged):
         self.table = table
 '''
 
-SuperInitMissing = rule("TS238", "resource-init-without-super-init", """
-    A resource class whose own `__init__` never calls `super().__init__(...)`.
+@register
+class SuperInitMissing(Rule):
+    """A resource class whose own `__init__` never calls `super().__init__(...)`.
 
     ## What it does
     A `MemoryResource` subclass that writes its own `__init__` must initialise the base
     part (`name`, `pipeline_config`, `consumer_vars`, `producer_vars`, ...) through
-    `super().__init__(**kwargs)` (or `Base.__init__(self, ...)`). Reported at the
-    construction: by the runtime after the `__init__` returns, by ts-lint when the method
-    contains no base `__init__` call.
+    `super().__init__(**kwargs)` (or `Base.__init__(self, ...)`). Without it the object
+    keeps the class defaults of those fields, and it breaks as soon as something reads
+    them. An error, at the construction, when the `pipeline_config` passed to it is
+    dropped (the resource has no pipeline) or when a schedule's work call on it routes
+    values through its variables (a routed input, or returned task-local values); a
+    warning when nothing in the kernel needs the base part yet (the reference compiles
+    that kernel).
     ## Why is this bad?
-    The base fields are never set: `'...Resource' object has no attribute 'producer_vars'`
-    when the manager builds the kernel.
+    A dropped pipeline leaves every `acquire()` / `wait()` on the resource without a
+    barrier (the reference reports a blocked schedule); a routed work call fails with
+    `'...Resource' object has no attribute 'producer_vars'` when the kernel is traced.
     ## Example
     ```python
     def __init__(self, matrix_a, **kwargs):
@@ -505,14 +512,52 @@ SuperInitMissing = rule("TS238", "resource-init-without-super-init", """
     ```
     ## Use instead
     Call `super().__init__(**kwargs)` first.
-    """, phase="object", exc="AttributeError",
-    valid=[_staged(_INIT_LOAD).replace("class Sink(", _OWN_INIT.strip("\n") + "\n\n\n@dataclass(kw_only=True)\nclass Sink(", 1)
-           .replace('Staged(name="smem", pipeline_config=cfg)', 'Owned(table=1, name="smem", pipeline_config=cfg)', 1)],
-    invalid=[_staged(_INIT_LOAD).replace("class Sink(", _OWN_INIT.replace("        super().__init__(**kwargs)\n", "")
+    """
+    code = "TS238"
+    name = "resource-init-without-super-init"
+    order = 199
+    reference_exception = "AttributeError"
+
+    def check(self, kernel):
+        from ..resources import super_init_message
+        lost = [r for r in kernel.resources.values() if r.lost_init is not None]
+        if not lost:
+            return
+        routed = {}       # rid -> the first work call that routes values through its variables
+        for t in kernel.tasks:
+            sched = t.schedule
+            if sched is None:
+                continue
+            for step in sched.walk_steps():
+                if (step.routes_in or step.returned) and step.label and step.resource not in routed:
+                    routed[step.resource] = step
+        for r in sorted(lost, key=lambda r: (r.range.line, r.range.column)):
+            step = routed.get(r.rid)
+            call = f"the work call {step.label}(...) at line {step.range.line}" if step is not None else ""
+            fatal = "pipeline_config" in r.lost_init or step is not None
+            related = [Related(step.range, "routes values through the resource's variables")] \
+                if step is not None and "pipeline_config" not in r.lost_init else []
+            yield self.diag(super_init_message(r.class_name, r.lost_init, call), r.range, related=related,
+                            severity=None if fatal else Severity.WARNING)
+
+
+SuperInitMissing.VALID = [
+    _staged(_INIT_LOAD).replace("class Sink(", _OWN_INIT.strip("\n") + "\n\n\n@dataclass(kw_only=True)\nclass Sink(", 1)
+           .replace('Staged(name="smem", pipeline_config=cfg)', 'Owned(table=1, name="smem", pipeline_config=cfg)', 1),
+]
+SuperInitMissing.INVALID = [
+    # the own __init__ sets the task-local variable itself (else TS320 comes first) but drops
+    # the pipeline_config: a pipelined resource without a pipeline
+    _staged(_INIT_LOAD).replace("class Sink(", _OWN_INIT.replace(
+        "        super().__init__(**kwargs)\n", "        self.item = TaskLocalVariable(dtype=int, default=0)\n")
                                          .strip("\n") + "\n\n\n@dataclass(kw_only=True)\nclass Sink(", 1)
              .replace('    src, smem, out = Gmem(name="src"), Staged(name="smem", pipeline_config=cfg), Gmem(name="out")',
                       '    src, smem, out = Gmem(name="src"), Owned(table=1, name="smem", pipeline_config=cfg), '
-                      'Gmem(name="out")  # expect: TS238', 1)])
+                      'Gmem(name="out")  # expect: TS238', 1)
+    # the acquire then waits for a release that never comes (the reference's blocked schedule)
+    .replace("            v = src.load()\n            smem.acquire()\n",
+             "            v = src.load()\n            smem.acquire()  # expect: TS810\n", 1),
+]
 
 
 # TS233 / TS234: the copy program with a work method that touches the variables itself, or
