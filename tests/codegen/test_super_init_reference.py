@@ -11,6 +11,8 @@ The programs are tests/codegen/rule_programs.py's one-task kernel with an own
 """
 from __future__ import annotations
 
+import pathlib
+
 import pytest
 
 from ts_runtime.diagnostics import Severity
@@ -81,6 +83,21 @@ def _mark(super_init: bool) -> str:
     return src
 
 
+def _persistent(super_init: bool) -> str:
+    """examples/03_copy_persistent_skip.py (a static persistent copy) with an own
+    `__init__` on its resource: the resource's work takes no routed value, but the
+    persistent task routes the tile state through its variables."""
+    src = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "03_copy_persistent_skip.py").read_text()
+    old = "    dst: cute.Tensor = None\n\n    @producer_work\n"
+    assert old in src
+    init = ("    dst: cute.Tensor = None\n\n"
+            "    def __init__(self, src=None, dst=None, **kwargs) -> None:\n"
+            "        {SUPER}self.src = src\n"
+            "        self.dst = dst\n\n"
+            "    @producer_work\n")
+    return src.replace(old, init.format(SUPER="super().__init__(**kwargs)\n        " if super_init else ""), 1)
+
+
 # name -> (program, the construction TS238 points at or None, whether it is an error)
 PROGRAMS = {
     "dst-routed-input": (_dst(False), 'dst = Dst(name="dst", out=out)', True),
@@ -89,6 +106,8 @@ PROGRAMS = {
     "src-with-super": (_src(True), None, False),
     "trace-argless-work": (_mark(False), 'mark = Mark(name="mark")', False),
     "trace-with-super": (_mark(True), None, False),
+    "persistent-argless-work": (_persistent(False), 'row_copy = RowCopy(name="row_copy", src=src, dst=dst)', True),
+    "persistent-with-super": (_persistent(True), None, False),
 }
 NAMES = sorted(PROGRAMS)
 

@@ -497,8 +497,10 @@ class SuperInitMissing(Rule):
     `super().__init__(**kwargs)` (or `Base.__init__(self, ...)`). Without it the object
     keeps the class defaults of those fields, and it breaks as soon as something reads
     them. An error, at the construction, when the `pipeline_config` passed to it is
-    dropped (the resource has no pipeline) or when a schedule's work call on it routes
-    values through its variables (a routed input, or returned task-local values); a
+    dropped (the resource has no pipeline), when a schedule's work call on it routes
+    values through its variables (a routed input, or returned task-local values), when a
+    persistent task (a `work_tile_loop`) uses it (the framework routes the tile state
+    through the variables of its resources) or when it is a PipelineGroup member; a
     warning when nothing in the kernel needs the base part yet (the reference compiles
     that kernel).
     ## Why is this bad?
@@ -531,12 +533,24 @@ class SuperInitMissing(Rule):
             for step in sched.walk_steps():
                 if (step.routes_in or step.returned) and step.label and step.resource not in routed:
                     routed[step.resource] = step
+        # a persistent task (a work-tile loop) has the framework route the tile state
+        # through the variables of every resource it uses (the reference fails there too)
+        persistent = set()
+        for t in kernel.tasks:
+            low = t.lowered
+            if low is not None and low.has_work_tile_loop:
+                persistent.update(t.src)
+                persistent.update(t.dst)
         for r in sorted(lost, key=lambda r: (r.range.line, r.range.column)):
             step = routed.get(r.rid)
             call = f"the work call {step.label}(...) at line {step.range.line}" if step is not None else ""
-            fatal = "pipeline_config" in r.lost_init or step is not None
+            if not call and r.rid in persistent:
+                call = "a persistent task (work_tile_loop) that uses it"
+            fatal = "pipeline_config" in r.lost_init or bool(call) or r.group is not None
             related = [Related(step.range, "routes values through the resource's variables")] \
                 if step is not None and "pipeline_config" not in r.lost_init else []
+            if r.group is not None and not call and "pipeline_config" not in r.lost_init:
+                call = "its PipelineGroup"
             yield self.diag(super_init_message(r.class_name, r.lost_init, call), r.range, related=related,
                             severity=None if fatal else Severity.WARNING)
 
