@@ -99,9 +99,10 @@ def compare(op_node, a, b):
         if isinstance(b, dict):
             found = a in b if (is_concrete(a) or not isinstance(a, (list, dict))) else False
             return (not found) if neg else found
-        if isinstance(b, (str, range)) and is_concrete(a):
+        if (isinstance(b, (str, range, enum.Flag)) or (isinstance(b, type) and issubclass(b, enum.Enum))) \
+                and is_concrete(a):
             try:
-                return (a not in b) if neg else (a in b)
+                return (a not in b) if neg else (a in b)       # an enum class: membership of a member
             except Exception:
                 return UNKNOWN
         return UNKNOWN
@@ -438,6 +439,10 @@ class ExpressionsMixin:
             return UNKNOWN
         if isinstance(base, (QualRef, ClassVal)) or base is UNKNOWN:
             return UNKNOWN if not isinstance(base, QualRef) else QualRef(base.qualname + "[]")
+        if isinstance(base, type):
+            if issubclass(base, enum.Enum) and isinstance(key, str):
+                return base.__members__.get(key, UNKNOWN)     # `Role["LOAD"]` (a KeyError otherwise)
+            return UNKNOWN
         if key is UNKNOWN or key is RUNTIME:
             return UNKNOWN if not (isinstance(base, (list, tuple)) and base and all(
                 x is RUNTIME for x in base)) else RUNTIME

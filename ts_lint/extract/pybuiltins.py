@@ -6,6 +6,8 @@ resources and tasks can be built the usual way.
 """
 from __future__ import annotations
 
+import enum
+
 from .classes import named_tuple_items
 from .values import (
     RUNTIME, UNKNOWN, BoundMethod, BuiltinFunc, ClassVal, FuncVal,
@@ -52,7 +54,10 @@ def _len(it, args, kwargs, call):
     if v is RUNTIME:
         return RUNTIME
     items = named_tuple_items(v)
-    return len(items) if items is not None else UNKNOWN
+    if items is not None:
+        return len(items)
+    seq = it.iterate(v) if isinstance(v, type) or isinstance(v, enum.Flag) else None
+    return len(seq) if seq is not None else UNKNOWN     # an enum class: its members
 
 
 def _range(it, args, kwargs, call):
@@ -478,12 +483,23 @@ def py_attr(it, obj, name: str, node):
             return BuiltinFunc(name, lambda i, a, k, c, o=obj, n=name: _set_mut(o, n, a),
                                qualname=f"set.{name}")
     import enum
-    if isinstance(obj, enum.Enum) and name in ("name", "value"):
+    if isinstance(obj, enum.Enum) or (isinstance(obj, type) and issubclass(obj, enum.Enum)):
+        from .enums import enum_attr
+        v = enum_attr(it, obj, name, node)        # a method / property of a user enum's body
+        if v is not NotImplemented:
+            return v
+    if isinstance(obj, enum.Enum) and name in ("name", "value", "_name_", "_value_"):
         return getattr(obj, name)
     if isinstance(obj, type) and issubclass(obj, enum.Enum):
         member = obj.__members__.get(name)
         if member is not None:
             return member
+        if name in ("__name__", "__qualname__"):
+            return getattr(obj, name)
+        if name == "__members__":
+            return dict(obj.__members__)
+        if name == "_member_names_":
+            return list(obj._member_names_)
         if name in ("is_valid_combination", "validate"):
             return BuiltinFunc(name, _concrete_call(getattr(obj, name)), qualname=f"{obj.__name__}.{name}")
         if obj.__module__ == "ts_runtime.enums":     # a TS enum: `PipelineGroupMode.Merged` (TS963)

@@ -153,6 +153,9 @@ def stdlib(qualname: str):
         return BuiltinFunc(qualname[10:], _ITERTOOLS[qualname[10:]], qualname=qualname)
     if qualname == "functools.reduce":
         return BuiltinFunc("reduce", _reduce, qualname=qualname)
+    if qualname.startswith("enum."):
+        from .enums import enum_stdlib
+        return enum_stdlib(qualname[5:])
     return None
 
 

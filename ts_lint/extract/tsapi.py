@@ -442,6 +442,11 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     def _schedule_decorator(self, it, args, kwargs, call):
         if len(args) == 1 and isinstance(args[0], FuncVal):
             return ScheduleFuncVal(args[0])
+        if len(args) == 1 and isinstance(args[0], BoundMethod) and isinstance(args[0].func, FuncVal) \
+                and args[0].func.kind in ("function", "classmethod") and not kwargs:
+            # `schedule(obj.method)`: the runtime's wrapper calls the bound method (its
+            # signature, and so the resources it binds, have no `self`)
+            return ScheduleFuncVal(args[0].func, self_val=args[0].self_val)
         return UNKNOWN
 
     def _work_decorator(self, side: str):
