@@ -405,3 +405,84 @@ def test_group_op_with_an_unresolved_mode_is_not_ts219():
     # a known mode that forbids the op still reports it
     fork = valid.replace("PipelineGroupMode.Merge", 'PipelineGroupMode("Fork")')
     assert "TS219" in {d.code for d in lint_source(fork, "p.py")}
+
+
+# ====================================================================== 2. globals()
+def test_globals_writes_and_reads():
+    v = module_values('''
+        import os
+        A, B, C, D = 1, 2, 3, 4
+
+        def configure():
+            globals()["A"] = 10
+            globals().update({"B": 20}, E=50)
+            g = globals()
+            g["F"] = 60
+
+        def maybe(flag):
+            if flag:
+                globals()["C"] = 30        # not run (unknown condition): C is unknown after
+
+        def drop():
+            del globals()["D"]
+
+        configure()
+        maybe(os.getenv("X"))
+        drop()
+        values = (A, B, E, F, globals()["A"], globals().get("B"), globals().get("Z", 7), "A" in globals())
+        c = C
+        d = "D" in globals()
+        xs = [1, 2, 3]
+        del xs[0]
+    ''')
+    assert v["values"] == (10, 20, 50, 60, 10, 20, 7, True)
+    assert v["c"] is UNKNOWN
+    assert v["d"] is False
+    assert v["xs"] == [2, 3]
+
+
+def test_globals_write_with_an_unknown_name_makes_the_module_names_unknown():
+    v = module_values('''
+        import os
+        A = 1
+        before = A
+
+        def set_one(name):
+            globals()[name] = 5
+
+        def maybe_update(flag, extra):
+            if flag:
+                globals().update(extra)
+
+        set_one(os.getenv("NAME"))
+        after = A
+    ''')
+    assert v["after"] is UNKNOWN and v["before"] is UNKNOWN       # any module name may have changed
+    w = module_values('''
+        import os
+        A = 1
+
+        def maybe_update(flag, extra):
+            if flag:
+                globals().update(extra)
+
+        maybe_update(os.getenv("FLAG"), {"A": 2})
+        after = A
+    ''')
+    assert w["after"] is UNKNOWN
+
+
+def test_globals_dict_write_reaches_the_kernel():
+    """probeB min/D10_globals_dict.py: the compile entry rebinds NUM_REGS through
+    `globals()` before compiling (as the reference tutorial 01_fp16_bf16_gemm_3_cluster.py
+    of commit 418ba45 does with io_dtype and cluster_shape_mnk). Reference: AssertionError
+    'num_registers must be between 8 and 256 and divisible by 8, got 164'; the `global`
+    statement form (D10_global_stmt_control.py) is the control."""
+    entry = "def compile_fake():\n"
+    bad = variant((entry, entry + '    globals()["NUM_REGS"] = 164\n'))
+    assert errors(bad) == [("TS712", line_of(bad, "num_registers=NUM_REGS"))]
+    control = variant((entry, entry + "    global NUM_REGS\n    NUM_REGS = 164\n"))
+    assert errors(control) == errors(bad)
+    assert errors(variant((entry, entry + '    globals().update(NUM_REGS=176)\n'))) == []
+    unknown = variant((entry, entry + '    import os\n    globals()[os.environ["KEY"]] = 164\n'))
+    assert errors(unknown) == []

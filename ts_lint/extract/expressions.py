@@ -614,6 +614,9 @@ class ExpressionsMixin:
         if type(node.func) is cst.Name and node.func.value == "super" and not node.args \
                 and self.lookup("super", scope) is self.builtins.get("super"):
             return self._zero_arg_super(scope)
+        if type(node.func) is cst.Name and node.func.value == "globals" and not node.args \
+                and self.lookup("globals", scope) is self.builtins.get("globals"):
+            return self.module_globals(scope)
         fn = self.eval(node.func, scope)
         args, kwargs = [], {}
         for a in node.args:
@@ -632,6 +635,25 @@ class ExpressionsMixin:
             else:
                 args.append(v)
         return self.call(fn, args, kwargs, node)
+
+    def module_globals(self, scope) -> dict:
+        """`globals()`: the live variables of the module the code is defined in, so that
+        `globals()["name"] = v` / `globals().update(...)` rebind the module's names as a
+        `global` statement would, and `globals()["name"]` / `.get(...)` read them. A write
+        whose key is not known makes every name of that module unknown (TSApi.taint)."""
+        d = (scope.module or self.module_scope).vars
+        self.globals_dicts[id(d)] = d
+        return d
+
+    def clobber_globals(self, d: dict, node=None):
+        """A module namespace written with a key ts-lint cannot resolve: any of its names
+        may have changed."""
+        for k in d:
+            if not (k.startswith("__") and k.endswith("__")):
+                d[k] = UNKNOWN
+        if node is not None:
+            self.unknown(node, "`globals()` is written with a key that could not be resolved statically; "
+                         "the module's names are unknown from here", "value")
 
     def _unknown_call(self, fn, node):
         if isinstance(fn, ScheduleFuncVal) or (isinstance(fn, (ClassVal, FuncVal)) and fn is not None):

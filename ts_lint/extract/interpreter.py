@@ -76,6 +76,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self.frontend = None               # DSL front end of the cute.compile being run ("plain" / "next")
         self._loop_depth = 0
         self.user_enums: dict = {}         # real enum class of a user's enum -> its methods (enums.py)
+        self.globals_dicts: dict = {}      # id -> module variables that `globals()` returned
         self._eval = {
             cst.Name: self._e_name, cst.Attribute: self._e_attribute, cst.Call: self._e_call,
             cst.Integer: self._e_number, cst.Float: self._e_number, cst.Imaginary: self._e_number,

@@ -438,6 +438,9 @@ def builtin_names(it) -> dict:
         "callable": _b("callable", lambda it, a, k, c: True if a and isinstance(
             a[0], (FuncVal, BuiltinFunc, BoundMethod, ClassVal)) else UNKNOWN),
         "vars": _b("vars", _vars),
+        # `globals()` written as such is the module's namespace (expressions._e_call); the
+        # function reached any other way (`g = globals; g()`) gives nothing known
+        "globals": _b("globals", lambda it, a, k, c: UNKNOWN),
         "open": _b("open", lambda it, a, k, c: UNKNOWN),
         "input": _b("input", lambda it, a, k, c: UNKNOWN),
         "exit": _b("exit", lambda it, a, k, c: UNKNOWN),

@@ -174,6 +174,25 @@ class StatementsMixin:
         for x in targets:
             if isinstance(x, cst.Name):
                 scope.vars.pop(x.value, None)
+            elif isinstance(x, cst.Subscript):
+                self._del_item(x, scope)
+
+    def _del_item(self, x: cst.Subscript, scope):
+        """`del d[k]` / `del xs[i]` (`del globals()["name"]` unbinds a module name)."""
+        base = self.eval(x.value, scope)
+        if not isinstance(base, (dict, list)):
+            return
+        if len(x.slice) != 1 or not isinstance(x.slice[0].slice, cst.Index):
+            self.ctx_taint(base)
+            return
+        key = self.eval(x.slice[0].slice.value, scope)
+        try:
+            if isinstance(base, dict) and is_concrete(key) or isinstance(base, list) and type(key) is int:
+                del base[key]
+                return
+        except (KeyError, IndexError, TypeError):
+            return                    # Python raises here
+        self.ctx_taint(base)
 
     def _x_raise(self, node, scope):
         raise UserRaise(node)
@@ -442,6 +461,12 @@ class StatementsMixin:
             obj = self.lookup(base, scope)
             if isinstance(obj, (list, dict)):
                 self.ctx_taint(obj)
+        if (eff.global_keys or eff.global_any) and self.lookup("globals", scope) is self.builtins.get("globals"):
+            module = self.module_globals(scope)      # `globals()["name"] = ...` in the skipped code
+            if eff.global_any:
+                self.clobber_globals(module, cond_node)
+            for name in eff.global_keys:
+                module[name] = UNKNOWN
         for base in eff.callee_roots:
             obj = self.lookup(base, scope)
             if isinstance(obj, TaskManagerVal):

@@ -48,6 +48,8 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     # ================================================================== taint
     def taint(self, container):
         self.tainted[id(container)] = container
+        if id(container) in self.it.globals_dicts:
+            self.it.clobber_globals(container)    # `globals()[unknown] = v`: any module name may change
 
     def is_tainted(self, container) -> bool:
         return id(container) in self.tainted
