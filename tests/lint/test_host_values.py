@@ -486,3 +486,32 @@ def test_globals_dict_write_reaches_the_kernel():
     assert errors(variant((entry, entry + '    globals().update(NUM_REGS=176)\n'))) == []
     unknown = variant((entry, entry + '    import os\n    globals()[os.environ["KEY"]] = 164\n'))
     assert errors(unknown) == []
+
+
+# ====================================================================== 3. os.environ defaults
+def test_environment_defaults():
+    """ts-lint has no environment: a lookup with a default gives the default (what the
+    program computes with the variable unset, as the reference harness runs it); without
+    a default it stays unknown."""
+    v = module_values('''
+        import os
+        from os import environ, getenv
+        regs = int(os.environ.get("NUM_REGS", "164"))
+        stages = os.getenv("STAGES", 3)
+        named = getenv("MODE", default="merge")
+        no_default = (environ.get("X"), os.getenv("X"))
+        subscript = int(os.environ["X"])
+        present = "X" in os.environ
+    ''')
+    assert (v["regs"], v["stages"], v["named"]) == (164, 3, "merge")
+    assert v["no_default"] == (UNKNOWN, UNKNOWN)
+    assert v["subscript"] is UNKNOWN and v["present"] is UNKNOWN
+
+
+def test_environment_default_reaches_the_kernel():
+    """probeB min/D13_os_environ.py. Reference (environment unset): AssertionError
+    'num_registers must be between 8 and 256 and divisible by 8, got 164'."""
+    bad = variant(("NUM_REGS = 168", 'import os\n\nNUM_REGS = int(os.environ.get("NUM_REGS", "164"))'))
+    assert errors(bad) == [("TS712", line_of(bad, "num_registers=NUM_REGS"))]
+    assert errors(bad.replace('"164"', '"168"')) == []
+    assert errors(bad.replace('os.environ.get("NUM_REGS", "164")', 'os.environ["NUM_REGS"]')) == []
