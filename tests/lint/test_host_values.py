@@ -515,3 +515,61 @@ def test_environment_default_reaches_the_kernel():
     assert errors(bad) == [("TS712", line_of(bad, "num_registers=NUM_REGS"))]
     assert errors(bad.replace('"164"', '"168"')) == []
     assert errors(bad.replace('os.environ.get("NUM_REGS", "164")', 'os.environ["NUM_REGS"]')) == []
+
+
+# ====================================================================== 4. conditional compile entry
+NEXT_CALL = "    return cute.compile[cute.FrontendNext](host, fake(cutlass.Int16, (1024,)), fake(cutlass.Int16, (1024,)))"
+IFEXP = '''    comp = cute.compile[cute.FrontendNext] if hasattr(cute, "FrontendNext") else cute.compile
+    return comp(host, fake(cutlass.Int16, (1024,)), fake(cutlass.Int16, (1024,)))'''
+IFSTMT = '''    if hasattr(cute, "FrontendNext"):
+        comp = cute.compile[cute.FrontendNext]
+    else:
+        comp = cute.compile
+    return comp(host, fake(cutlass.Int16, (1024,)), fake(cutlass.Int16, (1024,)))'''
+
+
+def test_compile_entry_chosen_by_an_unknown_condition_values():
+    v = module_values('''
+        import os
+        import cutlass.cute as cute
+        flag = os.getenv("X")
+        either = cute.compile[cute.FrontendNext] if flag else cute.compile
+        same = cute.compile if flag else cute.compile
+        other = cute.compile if flag else print
+        if flag:
+            stmt = cute.compile[cute.FrontendNext]
+        else:
+            stmt = cute.compile
+        if flag:
+            mixed = cute.compile
+        else:
+            mixed = len
+    ''')
+    assert v["either"].qualname == "cutlass.cute.compile" and v["either"].frontend is None
+    assert v["same"].frontend == "plain" and v["stmt"].frontend is None
+    assert v["other"] is UNKNOWN and v["mixed"] is UNKNOWN
+
+
+@pytest.mark.parametrize("call", [IFEXP, IFSTMT])
+def test_conditional_front_end_compiles_the_kernel(call):
+    """probeA min_condcompile_e04.py (`comp = cute.compile[cute.FrontendNext] if
+    hasattr(cute, "FrontendNext") else cute.compile; comp(host_function, ...)`). Reference:
+    ValueError 'Exhaustive checker found 1 PDL launch ordering violation(s)'; ts-lint did
+    not follow the call (TS950 notes only). Here the kernel's defect is TS712 (reference:
+    AssertionError 'num_registers must be ... divisible by 8, got 164')."""
+    bad = variant(("NUM_REGS = 168", "NUM_REGS = 164"), (NEXT_CALL, call))
+    assert errors(bad) == [("TS712", line_of(bad, "num_registers=NUM_REGS"))]
+    assert errors(variant((NEXT_CALL, call))) == []
+
+
+def test_ts965_is_silent_when_the_front_end_is_not_known():
+    """TS965 depends on the front end; with `cute.compile[cute.FrontendNext] if ... else
+    cute.compile` it is not known which one compiles the kernel."""
+    from ts_lint.rules_lint import _PLAIN_IF
+    plain = _PLAIN_IF.replace("  # expect: TS965", "")
+    assert errors(plain) == [("TS965", line_of(plain, "if UNROLL > 1:"))]
+    either = plain.replace("return cute.compile(launch,", "comp = cute.compile[cute.FrontendNext] if "
+                           "hasattr(cute, 'FrontendNext') else cute.compile\n    return comp(launch,")
+    assert errors(either) == []
+    regs = either.replace("num_warps=1,", "num_warps=1, num_registers=164,")     # the kernel is analysed
+    assert errors(regs) == [("TS712", line_of(regs, "num_registers=164"))]

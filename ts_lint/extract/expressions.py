@@ -394,12 +394,17 @@ class ExpressionsMixin:
             return self.eval(node.body, scope)
         if t is False:
             return self.eval(node.orelse, scope)
-        a, b = self.eval(node.body, scope), self.eval(node.orelse, scope)
+        return self.join(self.eval(node.body, scope), self.eval(node.orelse, scope))
+
+    def join(self, a, b):
+        """The value of `a if <unknown> else b`: the value both are, a compile entry point
+        when both are one (TSApi.join_compile), else UNKNOWN."""
         if is_concrete(a) and is_concrete(b) and type(a) is type(b) and a == b:
             return a
         if a is b:
             return a
-        return UNKNOWN
+        c = self.ts.join_compile(a, b)
+        return UNKNOWN if c is None else c
 
     def _e_lambda(self, node: cst.Lambda, scope):
         defaults = self._defaults(node.params, scope)
