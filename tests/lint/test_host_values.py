@@ -573,3 +573,103 @@ def test_ts965_is_silent_when_the_front_end_is_not_known():
     assert errors(either) == []
     regs = either.replace("num_warps=1,", "num_warps=1, num_registers=164,")     # the kernel is analysed
     assert errors(regs) == [("TS712", line_of(regs, "num_registers=164"))]
+
+
+# ====================================================================== 5. isinstance on ts objects
+def test_isinstance_of_ts_objects():
+    v = module_values('''
+        import os
+        import cutlass
+        from ts_runtime.memory import SmemAllocation, TmemAllocation, SmemAllocator
+        from ts_runtime.resources import MemoryResource, PipelineConfig
+        from ts_runtime.pipeline import CooperativeGroup, Agent
+
+        class Plain:
+            pass
+
+        a = SmemAllocation("x", dtype=cutlass.Float32, count=4)
+        g = CooperativeGroup(Agent.Thread)
+        allocation = (isinstance(a, SmemAllocation), isinstance(a, TmemAllocation), isinstance(a, (int, SmemAllocation)),
+                      isinstance(a, str), isinstance(a, MemoryResource), isinstance(a, Plain))
+        others = (isinstance("x", SmemAllocation), isinstance(None, SmemAllocation),
+                  isinstance(Plain(), SmemAllocation), isinstance(g, CooperativeGroup),
+                  isinstance(g, PipelineConfig), isinstance(SmemAllocator(), SmemAllocator))
+        unknown = isinstance(os.getenv("X"), SmemAllocation)
+    ''')
+    assert v["allocation"] == (True, False, True, False, False, False)
+    assert v["others"] == (False, False, False, True, False, True)
+    assert v["unknown"] is UNKNOWN
+
+
+SHARED = HEADER + '''
+
+@dataclass(kw_only=True)
+class SharedSmem(Smem):
+    alloc: object = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if isinstance(self.alloc, SmemAllocation):
+            self._a = self.alloc
+        elif self.alloc is not None:
+            self._a = SmemAllocation(self.alloc, size_bytes=4096)
+
+
+def build():
+    cfg = PipelineConfig.create_tma_async_pipeline_cfg(
+        num_stages=2, num_bytes=4096,
+        producer_group=CooperativeGroup(Agent.Thread),
+        consumer_group=CooperativeGroup(Agent.Thread, 128))
+    inp, out = InGmem(name="in"), OutGmem(name="out")
+    smem = SharedSmem(name="smem", pipeline_config=cfg, alloc=SmemAllocation("buf", size_bytes=8192))
+    alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
+
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, 8, 1):
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, 8, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+
+    tasks = [
+        Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,
+             schedule=store_schedule(smem, out)),
+        Task(name="LoadTask", src_resources=[inp], dst_resources=[smem], warp_idx=4, num_warps=1,
+             schedule=load_schedule(inp, smem)),
+    ]
+    return TaskManager(tasks=tasks, resource_dependency_graph={smem: [inp], out: [smem]},
+                       smem_allocator=alloc, verbose=False)
+'''
+
+
+@pytest.mark.parametrize("old, new, code", [
+    ("", "", None),
+    ('SmemAllocation("buf", size_bytes=8192)', '"buf"', None),
+    ('SmemAllocation("buf", size_bytes=8192)', 'SmemAllocation("buf", size_bytes=300000)', "TS707"),
+])
+def test_isinstance_resource_program_same_findings_as_the_runtime(tmp_path, old, new, code):
+    """A resource taking either an allocation or its name (probeA prog_d_fork_copy
+    __d15_isinstance_plus_square_no_release.py: reference ValueError 'Schedule is
+    blocked!', ts-lint TS810; __d11 / __d12: reference 'Exhaustive checker found 1 aliasing
+    race(s)', ts-lint TS802; before, the `isinstance` stopped the analysis). Here an
+    allocation over the SMEM capacity: TS707, as the runtime and the reference (ValueError
+    'SMEM usage ... exceeds hardware capacity')."""
+    src = SHARED.replace(old, new) if old else SHARED
+    path = tmp_path / "program.py"
+    path.write_text(src)
+    runtime = codes_and_lines(run_program(str(path), "build"), ALL)
+    lint = codes_and_lines(lint_source(src, "program.py"), ALL)
+    assert lint == runtime
+    errs = errors(src)
+    assert errs == ([] if code is None else [(code, line_of(src, "smem_allocator=alloc"))])

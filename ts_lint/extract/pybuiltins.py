@@ -278,6 +278,39 @@ _PYTYPES = {"int": int, "float": float, "str": str, "bool": bool, "tuple": tuple
             "type": type}
 
 
+def _ts_value_types():
+    """TS classes whose instances ts-lint models by a value class of its own (values.py):
+    symbol name -> whether an interpreter value is an instance of it."""
+    from .values import (
+        AllocationVal, AllocatorVal, ConfigVal, CoopGroupVal, TaskManagerVal, TileSchedCfgVal, TLVVal)
+    return {
+        "SmemAllocation": lambda v: isinstance(v, AllocationVal) and v.space == "smem",
+        "TmemAllocation": lambda v: isinstance(v, AllocationVal) and v.space == "tmem",
+        "SmemAllocator": lambda v: isinstance(v, AllocatorVal) and v.space == "smem",
+        "TmemAllocator": lambda v: isinstance(v, AllocatorVal) and v.space == "tmem",
+        "PipelineConfig": lambda v: isinstance(v, ConfigVal),
+        "TileSchedulerConfig": lambda v: isinstance(v, TileSchedCfgVal),
+        "CooperativeGroup": lambda v: isinstance(v, CoopGroupVal),
+        "TaskLocalVariable": lambda v: isinstance(v, TLVVal),
+        "TaskManager": lambda v: isinstance(v, TaskManagerVal),
+    }
+
+
+def _ts_object(v) -> bool:
+    """An instance of one of those TS classes (an object of exactly that class, as the TS
+    API built it)."""
+    from .values import (
+        AllocationVal, AllocatorVal, ConfigVal, CoopGroupVal, TaskManagerVal, TileSchedCfgVal, TLVVal)
+    return isinstance(v, (AllocationVal, AllocatorVal, ConfigVal, CoopGroupVal, TaskManagerVal, TileSchedCfgVal,
+                          TLVVal))
+
+
+def _known_instance(v) -> bool:
+    """An instance of a user class whose every base ts-lint sees (no class it cannot
+    read in its MRO, which could derive from anything)."""
+    return isinstance(v, InstanceVal) and all(k.builtin != "external" for k in v.cls.mro)
+
+
 def _isinstance(it, args, kwargs, call):
     if len(args) != 2:
         return UNKNOWN
@@ -286,13 +319,29 @@ def _isinstance(it, args, kwargs, call):
     if is_abstract(obj):
         return UNKNOWN
     result = False
+    ts_types = None
     for t in tlist:
+        name = getattr(t, "ts_name", None) if not isinstance(t, ClassVal) else None
+        if name is None and isinstance(t, BuiltinFunc) and not t.qualname.startswith("builtins."):
+            name = t.qualname
+        if name is not None:
+            ts_types = ts_types or _ts_value_types()
+            pred = ts_types.get(name)
+            if pred is not None and it.ts.symbols.get(name) is t:
+                # `isinstance(alloc, SmemAllocation)`: the object ts-lint built for it, or
+                # surely none (plain data, another TS object, a user class it fully sees)
+                if pred(obj):
+                    return True
+                if is_concrete(obj) or _ts_object(obj) or _known_instance(obj) \
+                        or isinstance(obj, (list, tuple, dict, set, FuncVal, BoundMethod, ClassVal)):
+                    continue
+                return UNKNOWN
         if isinstance(t, ClassVal):
             if isinstance(obj, InstanceVal):
                 if t in obj.cls.mro:
                     return True
                 continue
-            if is_concrete(obj):
+            if is_concrete(obj) or _ts_object(obj):
                 continue
             return UNKNOWN
         if isinstance(t, BuiltinFunc) and t.qualname.startswith("builtins."):
@@ -305,13 +354,13 @@ def _isinstance(it, args, kwargs, call):
                 if isinstance(obj, py):
                     return True
                 continue
-            if isinstance(obj, InstanceVal):
+            if isinstance(obj, InstanceVal) or _ts_object(obj):
                 continue
             return UNKNOWN
         if isinstance(t, type):
             if isinstance(obj, t):
                 return True
-            if is_concrete(obj):
+            if is_concrete(obj) or _ts_object(obj) or _known_instance(obj):
                 continue
             return UNKNOWN
         return UNKNOWN
