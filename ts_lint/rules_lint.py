@@ -414,7 +414,9 @@ DSL_CONTROL_FLOW = rule("TS965", "dsl-runtime-control-flow", """
     whose body uses a schedule parameter. With `cute.compile[cute.FrontendNext]` an `if`
     is folded, but a `for` over `range` is still a run-time loop: reported when a work
     call in it passes a routed value (a task-local variable from an earlier work call).
-    The front end ts-lint follows is the one the module's own `cute.compile` call names.
+    The front end ts-lint follows is the one the module's own `cute.compile` call names
+    (none, and no finding, when a condition ts-lint cannot decide chooses between
+    `cute.compile[cute.FrontendNext]` and `cute.compile`).
     ## Why is this bad?
     That front end turns the block into a run-time branch or loop, and a schedule
     parameter (a resource proxy, a Python object) cannot be carried through one: the

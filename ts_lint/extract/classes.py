@@ -56,12 +56,15 @@ def external_class(it, qualname: str) -> ClassVal:
 def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
     from .values import Scope
     ts = it.ts
-    bases = []
+    bases, raw_bases = [], []
     for arg in node.bases:
         if arg.keyword is not None:
             continue
         b = it.eval(arg.value, scope)
-        if isinstance(b, ClassVal):
+        raw_bases.append(b)
+        if isinstance(b, type):
+            bases.append(external_class(it, f"{b.__module__}.{b.__qualname__}"))
+        elif isinstance(b, ClassVal):
             bases.append(b)
         elif isinstance(b, BuiltinFunc) and b.qualname == "builtins.object":
             continue
@@ -84,6 +87,9 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
     for k in _INTERNAL:
         ns.pop(k, None)
     cls.namespace = ns
+    from .enums import build_enum, is_enum_class
+    if any(is_enum_class(b) for b in raw_bases):
+        return build_enum(it, node, cls, raw_bases, ns, scope)    # a real enum class, or UNKNOWN
     if any(b.builtin == "external" and b.qualname in _NAMED_TUPLE for b in bases):
         # `class Spec(NamedTuple)`: its fields and constructor are a dataclass's (positional
         # or keyword, defaults from the class body); as a tuple see named_tuple_items

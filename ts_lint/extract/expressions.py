@@ -99,9 +99,10 @@ def compare(op_node, a, b):
         if isinstance(b, dict):
             found = a in b if (is_concrete(a) or not isinstance(a, (list, dict))) else False
             return (not found) if neg else found
-        if isinstance(b, (str, range)) and is_concrete(a):
+        if (isinstance(b, (str, range, enum.Flag)) or (isinstance(b, type) and issubclass(b, enum.Enum))) \
+                and is_concrete(a):
             try:
-                return (a not in b) if neg else (a in b)
+                return (a not in b) if neg else (a in b)       # an enum class: membership of a member
             except Exception:
                 return UNKNOWN
         return UNKNOWN
@@ -393,12 +394,17 @@ class ExpressionsMixin:
             return self.eval(node.body, scope)
         if t is False:
             return self.eval(node.orelse, scope)
-        a, b = self.eval(node.body, scope), self.eval(node.orelse, scope)
+        return self.join(self.eval(node.body, scope), self.eval(node.orelse, scope))
+
+    def join(self, a, b):
+        """The value of `a if <unknown> else b`: the value both are, a compile entry point
+        when both are one (TSApi.join_compile), else UNKNOWN."""
         if is_concrete(a) and is_concrete(b) and type(a) is type(b) and a == b:
             return a
         if a is b:
             return a
-        return UNKNOWN
+        c = self.ts.join_compile(a, b)
+        return UNKNOWN if c is None else c
 
     def _e_lambda(self, node: cst.Lambda, scope):
         defaults = self._defaults(node.params, scope)
@@ -438,6 +444,10 @@ class ExpressionsMixin:
             return UNKNOWN
         if isinstance(base, (QualRef, ClassVal)) or base is UNKNOWN:
             return UNKNOWN if not isinstance(base, QualRef) else QualRef(base.qualname + "[]")
+        if isinstance(base, type):
+            if issubclass(base, enum.Enum) and isinstance(key, str):
+                return base.__members__.get(key, UNKNOWN)     # `Role["LOAD"]` (a KeyError otherwise)
+            return UNKNOWN
         if key is UNKNOWN or key is RUNTIME:
             return UNKNOWN if not (isinstance(base, (list, tuple)) and base and all(
                 x is RUNTIME for x in base)) else RUNTIME
@@ -609,6 +619,9 @@ class ExpressionsMixin:
         if type(node.func) is cst.Name and node.func.value == "super" and not node.args \
                 and self.lookup("super", scope) is self.builtins.get("super"):
             return self._zero_arg_super(scope)
+        if type(node.func) is cst.Name and node.func.value == "globals" and not node.args \
+                and self.lookup("globals", scope) is self.builtins.get("globals"):
+            return self.module_globals(scope)
         fn = self.eval(node.func, scope)
         args, kwargs = [], {}
         for a in node.args:
@@ -627,6 +640,25 @@ class ExpressionsMixin:
             else:
                 args.append(v)
         return self.call(fn, args, kwargs, node)
+
+    def module_globals(self, scope) -> dict:
+        """`globals()`: the live variables of the module the code is defined in, so that
+        `globals()["name"] = v` / `globals().update(...)` rebind the module's names as a
+        `global` statement would, and `globals()["name"]` / `.get(...)` read them. A write
+        whose key is not known makes every name of that module unknown (TSApi.taint)."""
+        d = (scope.module or self.module_scope).vars
+        self.globals_dicts[id(d)] = d
+        return d
+
+    def clobber_globals(self, d: dict, node=None):
+        """A module namespace written with a key ts-lint cannot resolve: any of its names
+        may have changed."""
+        for k in d:
+            if not (k.startswith("__") and k.endswith("__")):
+                d[k] = UNKNOWN
+        if node is not None:
+            self.unknown(node, "`globals()` is written with a key that could not be resolved statically; "
+                         "the module's names are unknown from here", "value")
 
     def _unknown_call(self, fn, node):
         if isinstance(fn, ScheduleFuncVal) or (isinstance(fn, (ClassVal, FuncVal)) and fn is not None):

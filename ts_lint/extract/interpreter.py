@@ -75,6 +75,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self._try_depth = 0                # `try` bodies with handlers being run
         self.frontend = None               # DSL front end of the cute.compile being run ("plain" / "next")
         self._loop_depth = 0
+        self.user_enums: dict = {}         # real enum class of a user's enum -> its methods (enums.py)
+        self.globals_dicts: dict = {}      # id -> module variables that `globals()` returned
         self._eval = {
             cst.Name: self._e_name, cst.Attribute: self._e_attribute, cst.Call: self._e_call,
             cst.Integer: self._e_number, cst.Float: self._e_number, cst.Imaginary: self._e_number,
@@ -193,9 +195,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             if owner is not None and isinstance(m, FuncVal) and m.kind not in ("staticmethod", "classmethod"):
                 return self.call(BoundMethod(fn, m), args, kwargs, node)
         if isinstance(fn, type) and issubclass(fn, enum.Enum):
-            if args and is_concrete(args[0]):
+            if len(args) == 2 and not fn.__members__:
+                from .enums import enum_functional
+                return enum_functional(self, fn, args, kwargs)      # `enum.IntEnum("Role", "A B")`
+            if len(args) == 1 and not kwargs and is_concrete(args[0]):
                 try:
-                    return fn(args[0])
+                    return fn(args[0])        # `Role(0)`: the member of that value
                 except Exception:
                     return UNKNOWN
         return UNKNOWN
@@ -549,6 +554,11 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         if isinstance(v, InstanceVal):
             items = named_tuple_items(v)
             return list(items) if items is not None else None
+        if isinstance(v, (type, enum.Flag)) and (isinstance(v, enum.Flag) or issubclass(v, enum.Enum)):
+            try:
+                return list(v)        # an enum class's members (a flag value's bits), as Python iterates them
+            except TypeError:
+                return None
         return None
 
 
@@ -650,9 +660,16 @@ def _fill_unknown(v, shape):
     return v
 
 
+def _ts_enum(v) -> bool:
+    """A member of a TS enum (`SignalingThreads.All`): it stays itself at a JIT boundary; a
+    member of the user's `IntEnum` / `IntFlag` is an int there, as before user enums were
+    modelled (enums.py)."""
+    return isinstance(v, enum.Enum) and type(v).__module__.startswith("ts_runtime")
+
+
 def _dynamic(v):
     """What a plain Python argument becomes when passed across a JIT boundary."""
-    if isinstance(v, bool) or (isinstance(v, (int, float)) and not isinstance(v, enum.Enum)):
+    if isinstance(v, bool) or (isinstance(v, (int, float)) and not _ts_enum(v)):
         return RUNTIME
     if type(v) is tuple:
         return tuple(_dynamic(x) for x in v)

@@ -6,6 +6,8 @@ resources and tasks can be built the usual way.
 """
 from __future__ import annotations
 
+import enum
+
 from .classes import named_tuple_items
 from .values import (
     RUNTIME, UNKNOWN, BoundMethod, BuiltinFunc, ClassVal, FuncVal,
@@ -52,7 +54,10 @@ def _len(it, args, kwargs, call):
     if v is RUNTIME:
         return RUNTIME
     items = named_tuple_items(v)
-    return len(items) if items is not None else UNKNOWN
+    if items is not None:
+        return len(items)
+    seq = it.iterate(v) if isinstance(v, type) or isinstance(v, enum.Flag) else None
+    return len(seq) if seq is not None else UNKNOWN     # an enum class: its members
 
 
 def _range(it, args, kwargs, call):
@@ -273,6 +278,39 @@ _PYTYPES = {"int": int, "float": float, "str": str, "bool": bool, "tuple": tuple
             "type": type}
 
 
+def _ts_value_types():
+    """TS classes whose instances ts-lint models by a value class of its own (values.py):
+    symbol name -> whether an interpreter value is an instance of it."""
+    from .values import (
+        AllocationVal, AllocatorVal, ConfigVal, CoopGroupVal, TaskManagerVal, TileSchedCfgVal, TLVVal)
+    return {
+        "SmemAllocation": lambda v: isinstance(v, AllocationVal) and v.space == "smem",
+        "TmemAllocation": lambda v: isinstance(v, AllocationVal) and v.space == "tmem",
+        "SmemAllocator": lambda v: isinstance(v, AllocatorVal) and v.space == "smem",
+        "TmemAllocator": lambda v: isinstance(v, AllocatorVal) and v.space == "tmem",
+        "PipelineConfig": lambda v: isinstance(v, ConfigVal),
+        "TileSchedulerConfig": lambda v: isinstance(v, TileSchedCfgVal),
+        "CooperativeGroup": lambda v: isinstance(v, CoopGroupVal),
+        "TaskLocalVariable": lambda v: isinstance(v, TLVVal),
+        "TaskManager": lambda v: isinstance(v, TaskManagerVal),
+    }
+
+
+def _ts_object(v) -> bool:
+    """An instance of one of those TS classes (an object of exactly that class, as the TS
+    API built it)."""
+    from .values import (
+        AllocationVal, AllocatorVal, ConfigVal, CoopGroupVal, TaskManagerVal, TileSchedCfgVal, TLVVal)
+    return isinstance(v, (AllocationVal, AllocatorVal, ConfigVal, CoopGroupVal, TaskManagerVal, TileSchedCfgVal,
+                          TLVVal))
+
+
+def _known_instance(v) -> bool:
+    """An instance of a user class whose every base ts-lint sees (no class it cannot
+    read in its MRO, which could derive from anything)."""
+    return isinstance(v, InstanceVal) and all(k.builtin != "external" for k in v.cls.mro)
+
+
 def _isinstance(it, args, kwargs, call):
     if len(args) != 2:
         return UNKNOWN
@@ -281,13 +319,29 @@ def _isinstance(it, args, kwargs, call):
     if is_abstract(obj):
         return UNKNOWN
     result = False
+    ts_types = None
     for t in tlist:
+        name = getattr(t, "ts_name", None) if not isinstance(t, ClassVal) else None
+        if name is None and isinstance(t, BuiltinFunc) and not t.qualname.startswith("builtins."):
+            name = t.qualname
+        if name is not None:
+            ts_types = ts_types or _ts_value_types()
+            pred = ts_types.get(name)
+            if pred is not None and it.ts.symbols.get(name) is t:
+                # `isinstance(alloc, SmemAllocation)`: the object ts-lint built for it, or
+                # surely none (plain data, another TS object, a user class it fully sees)
+                if pred(obj):
+                    return True
+                if is_concrete(obj) or _ts_object(obj) or _known_instance(obj) \
+                        or isinstance(obj, (list, tuple, dict, set, FuncVal, BoundMethod, ClassVal)):
+                    continue
+                return UNKNOWN
         if isinstance(t, ClassVal):
             if isinstance(obj, InstanceVal):
                 if t in obj.cls.mro:
                     return True
                 continue
-            if is_concrete(obj):
+            if is_concrete(obj) or _ts_object(obj):
                 continue
             return UNKNOWN
         if isinstance(t, BuiltinFunc) and t.qualname.startswith("builtins."):
@@ -300,13 +354,13 @@ def _isinstance(it, args, kwargs, call):
                 if isinstance(obj, py):
                     return True
                 continue
-            if isinstance(obj, InstanceVal):
+            if isinstance(obj, InstanceVal) or _ts_object(obj):
                 continue
             return UNKNOWN
         if isinstance(t, type):
             if isinstance(obj, t):
                 return True
-            if is_concrete(obj):
+            if is_concrete(obj) or _ts_object(obj) or _known_instance(obj):
                 continue
             return UNKNOWN
         return UNKNOWN
@@ -433,6 +487,9 @@ def builtin_names(it) -> dict:
         "callable": _b("callable", lambda it, a, k, c: True if a and isinstance(
             a[0], (FuncVal, BuiltinFunc, BoundMethod, ClassVal)) else UNKNOWN),
         "vars": _b("vars", _vars),
+        # `globals()` written as such is the module's namespace (expressions._e_call); the
+        # function reached any other way (`g = globals; g()`) gives nothing known
+        "globals": _b("globals", lambda it, a, k, c: UNKNOWN),
         "open": _b("open", lambda it, a, k, c: UNKNOWN),
         "input": _b("input", lambda it, a, k, c: UNKNOWN),
         "exit": _b("exit", lambda it, a, k, c: UNKNOWN),
@@ -478,12 +535,23 @@ def py_attr(it, obj, name: str, node):
             return BuiltinFunc(name, lambda i, a, k, c, o=obj, n=name: _set_mut(o, n, a),
                                qualname=f"set.{name}")
     import enum
-    if isinstance(obj, enum.Enum) and name in ("name", "value"):
+    if isinstance(obj, enum.Enum) or (isinstance(obj, type) and issubclass(obj, enum.Enum)):
+        from .enums import enum_attr
+        v = enum_attr(it, obj, name, node)        # a method / property of a user enum's body
+        if v is not NotImplemented:
+            return v
+    if isinstance(obj, enum.Enum) and name in ("name", "value", "_name_", "_value_"):
         return getattr(obj, name)
     if isinstance(obj, type) and issubclass(obj, enum.Enum):
         member = obj.__members__.get(name)
         if member is not None:
             return member
+        if name in ("__name__", "__qualname__"):
+            return getattr(obj, name)
+        if name == "__members__":
+            return dict(obj.__members__)
+        if name == "_member_names_":
+            return list(obj._member_names_)
         if name in ("is_valid_combination", "validate"):
             return BuiltinFunc(name, _concrete_call(getattr(obj, name)), qualname=f"{obj.__name__}.{name}")
         if obj.__module__ == "ts_runtime.enums":     # a TS enum: `PipelineGroupMode.Merged` (TS963)

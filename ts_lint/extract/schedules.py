@@ -98,6 +98,7 @@ def capture_schedule(it, sf, args, kwargs, call_node):
     """Runs one @schedule call; returns a ScheduleVal (or UNKNOWN)."""
     ctx = it.ctx
     func: FuncVal = sf.func
+    bound_self = sf.self_val is not None       # `schedule(obj.method)`
     cap = Capture(it, func.name, call_node)
     rng = cap.range
     from .unbound import check_schedule
@@ -105,12 +106,12 @@ def capture_schedule(it, sf, args, kwargs, call_node):
         return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
     if call_node is not None and not any(getattr(a, "star", "") for a in getattr(call_node, "args", ())):
         from ts_runtime.api_calls import message, schedule_call_error
-        error = schedule_call_error(func.name, _signature(func), args, kwargs)
+        error = schedule_call_error(func.name, _signature(func, bound_self), args, kwargs)
         if error is not None:       # TS907, as the runtime's wrapper (positional resources only)
             ctx.report("TS907", message(f"{func.name}(...)", error), rng)
             from .interpreter import UserRaise
             raise UserRaise(call_node, reported=True)
-    bound = _bind(func, args, kwargs)
+    bound = _bind(func, args, kwargs, bound_self)
     if bound is None:
         it.unknown(call_node, f"arguments of schedule '{func.name}' do not match its parameters", "schedule")
         return UNKNOWN
@@ -134,7 +135,7 @@ def capture_schedule(it, sf, args, kwargs, call_node):
                   for o in cap.objects.values())
     it.captures.append(cap)
     try:
-        it.call_function(func, [], proxies, call_node)
+        it.call_function(func, [sf.self_val] if bound_self else [], proxies, call_node)
     except CaptureAbort:
         pass
     except _user_raise() as e:
@@ -174,9 +175,10 @@ def _type_name(v) -> str:
     return type(v).__name__
 
 
-def _signature(func: FuncVal):
+def _signature(func: FuncVal, bound_self: bool = False):
     """An inspect.Signature with the parameter names, kinds and default-or-not of `func`
-    (the default values themselves do not matter for binding)."""
+    (the default values themselves do not matter for binding); without the first
+    parameter for a bound method."""
     import inspect
     from .interpreter import param_list
     kinds = {"positional_only": inspect.Parameter.POSITIONAL_ONLY,
@@ -184,17 +186,18 @@ def _signature(func: FuncVal):
              "var_pos": inspect.Parameter.VAR_POSITIONAL, "kw_only": inspect.Parameter.KEYWORD_ONLY,
              "var_kw": inspect.Parameter.VAR_KEYWORD}
     params = []
-    for p, kind in param_list(func.node.params):
+    for p, kind in param_list(func.node.params)[1 if bound_self else 0:]:
         default = inspect.Parameter.empty if getattr(p, "default", None) is None or kind in (
             "var_pos", "var_kw") else None
         params.append(inspect.Parameter(p.name.value, kinds[kind], default=default))
     return inspect.Signature(params)
 
 
-def _bind(func: FuncVal, args, kwargs) -> Optional[dict]:
-    """inspect.signature(fn).bind(*args, **kwargs).arguments (provided arguments only)."""
+def _bind(func: FuncVal, args, kwargs, bound_self: bool = False) -> Optional[dict]:
+    """inspect.signature(fn).bind(*args, **kwargs).arguments (provided arguments only;
+    a bound method's first parameter is its receiver, not bound here)."""
     from .interpreter import param_list
-    params = param_list(func.node.params)
+    params = param_list(func.node.params)[1 if bound_self else 0:]
     out = {}
     args = list(args)
     kwargs = dict(kwargs)

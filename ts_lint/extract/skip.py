@@ -25,6 +25,8 @@ class Effects:
     breaks: bool = False                           # a break / continue of an enclosing loop
     any_call: bool = False
     yields: bool = False                           # a yield of the enclosing function
+    global_keys: set = field(default_factory=set)  # module names written through `globals()["name"]`
+    global_any: bool = False                       # a `globals()` write whose names are not literal
 
     @property
     def ts_calls(self) -> bool:
@@ -35,6 +37,53 @@ def _root_name(node):
     while isinstance(node, (cst.Attribute, cst.Subscript, cst.Call)):
         node = node.value if not isinstance(node, cst.Call) else node.func
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _is_globals(node) -> bool:
+    """`globals()`."""
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "globals" \
+        and not node.args
+
+
+def _literal_key(node):
+    """The string of a plain string literal subscript / argument, else None."""
+    if isinstance(node, cst.SimpleString) and "\\" not in node.value and node.value[:1] in "'\"":
+        q = 3 if node.value[:3] in ('"""', "'''") else 1
+        return node.value[q:-q]
+    return None
+
+
+def _globals_write(sub: cst.Subscript, eff: Effects):
+    """`globals()[key] = ...` / `del globals()[key]`."""
+    sl = sub.slice[0].slice if len(sub.slice) == 1 else None
+    key = _literal_key(sl.value) if isinstance(sl, cst.Index) else None
+    if key is None:
+        eff.global_any = True
+    else:
+        eff.global_keys.add(key)
+
+
+def _globals_call(call: cst.Call, method: str, eff: Effects):
+    """`globals().update({...}, k=v)` / `.setdefault("k", v)` / `.pop("k")` / anything else."""
+    keys = {a.keyword.value for a in call.args if a.keyword is not None}
+    pos = [a for a in call.args if a.keyword is None]
+    if method == "update" and all(a.star == "" for a in call.args):
+        for a in pos:
+            if not isinstance(a.value, cst.Dict):
+                eff.global_any = True
+                return
+            for el in a.value.elements:
+                k = _literal_key(el.key) if isinstance(el, cst.DictElement) else None
+                if k is None:
+                    eff.global_any = True
+                    return
+                keys.add(k)
+    elif method in ("setdefault", "pop") and pos and _literal_key(pos[0].value) is not None:
+        keys.add(_literal_key(pos[0].value))
+    else:
+        eff.global_any = True
+        return
+    eff.global_keys |= keys
 
 
 def _targets(t, eff: Effects):
@@ -48,6 +97,9 @@ def _targets(t, eff: Effects):
     elif isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name):
         eff.attrs.add((t.value.value, t.attr.value))
     elif isinstance(t, cst.Subscript):
+        if _is_globals(t.value):
+            _globals_write(t, eff)
+            return
         r = _root_name(t.value)
         if r:
             eff.mutated.add(r)
@@ -137,6 +189,13 @@ class _Collector(cst.CSTVisitor):
                 if isinstance(n, cst.Name):
                     self.eff.names.add(n.value)
 
+    def visit_Del(self, node):
+        if self.depth == 0:
+            t = node.target
+            for x in ([e.value for e in t.elements] if isinstance(t, (cst.Tuple, cst.List)) else [t]):
+                if isinstance(x, cst.Subscript) and _is_globals(x.value):
+                    _globals_write(x, self.eff)
+
     def visit_Yield(self, node):
         if self.depth == 0:
             self.eff.yields = True
@@ -154,7 +213,9 @@ class _Collector(cst.CSTVisitor):
             return
         self.eff.any_call = True
         f = node.func
-        if isinstance(f, cst.Attribute) and f.attr.value in MUTATORS:
+        if isinstance(f, cst.Attribute) and _is_globals(f.value) and f.attr.value in MUTATORS:
+            _globals_call(node, f.attr.value, self.eff)
+        elif isinstance(f, cst.Attribute) and f.attr.value in MUTATORS:
             r = _root_name(f.value)
             if r:
                 self.eff.mutated.add(r)

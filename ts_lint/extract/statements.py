@@ -174,6 +174,25 @@ class StatementsMixin:
         for x in targets:
             if isinstance(x, cst.Name):
                 scope.vars.pop(x.value, None)
+            elif isinstance(x, cst.Subscript):
+                self._del_item(x, scope)
+
+    def _del_item(self, x: cst.Subscript, scope):
+        """`del d[k]` / `del xs[i]` (`del globals()["name"]` unbinds a module name)."""
+        base = self.eval(x.value, scope)
+        if not isinstance(base, (dict, list)):
+            return
+        if len(x.slice) != 1 or not isinstance(x.slice[0].slice, cst.Index):
+            self.ctx_taint(base)
+            return
+        key = self.eval(x.slice[0].slice.value, scope)
+        try:
+            if isinstance(base, dict) and is_concrete(key) or isinstance(base, list) and type(key) is int:
+                del base[key]
+                return
+        except (KeyError, IndexError, TypeError):
+            return                    # Python raises here
+        self.ctx_taint(base)
 
     def _x_raise(self, node, scope):
         raise UserRaise(node)
@@ -277,8 +296,35 @@ class StatementsMixin:
         elif cond is RUNTIME and self.capture is None and self.frame is not None \
                 and getattr(self.frame.func, "is_jit", False) and self._x_if_traced(node, scope):
             return
-        else:
+        elif not self._x_if_compile_entry(node, scope):
             self.skip(node, scope, node.test, "condition")
+
+    def _x_if_compile_entry(self, node: cst.If, scope) -> bool:
+        """`if hasattr(cute, "FrontendNext"): comp = cute.compile[cute.FrontendNext]` /
+        `else: comp = cute.compile` under a condition ts-lint cannot decide: each branch
+        binds one name to a compile entry point (an expression of names, attributes and
+        subscripts only, which has no effect), so the name is a compile entry either way
+        (TSApi.join_compile). False, with nothing done, for anything else."""
+        if not isinstance(node.orelse, cst.Else):
+            return False
+        picked = []
+        for block in (node.body, node.orelse.body):
+            stmts = block.body if isinstance(block, cst.IndentedBlock) else [block]
+            if len(stmts) != 1 or not isinstance(stmts[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)) \
+                    or len(stmts[0].body) != 1 or not isinstance(stmts[0].body[0], cst.Assign):
+                return False
+            a = stmts[0].body[0]
+            if len(a.targets) != 1 or not isinstance(a.targets[0].target, cst.Name) or not _pure_ref(a.value):
+                return False
+            picked.append((a.targets[0].target.value, a.value))
+        (n1, v1), (n2, v2) = picked
+        if n1 != n2:
+            return False
+        joined = self.ts.join_compile(self.eval(v1, scope), self.eval(v2, scope))
+        if joined is None:
+            return False
+        self.assign_name(n1, joined, scope)
+        return True
 
     def _dsl_traced_block(self, node, kind: str, scope):
         """TS965: a plain `if` / `for ... in range(...)` in a schedule body the CuTe DSL
@@ -442,6 +488,12 @@ class StatementsMixin:
             obj = self.lookup(base, scope)
             if isinstance(obj, (list, dict)):
                 self.ctx_taint(obj)
+        if (eff.global_keys or eff.global_any) and self.lookup("globals", scope) is self.builtins.get("globals"):
+            module = self.module_globals(scope)      # `globals()["name"] = ...` in the skipped code
+            if eff.global_any:
+                self.clobber_globals(module, cond_node)
+            for name in eff.global_keys:
+                module[name] = UNKNOWN
         for base in eff.callee_roots:
             obj = self.lookup(base, scope)
             if isinstance(obj, TaskManagerVal):
@@ -661,6 +713,21 @@ def _work_only_range_loop(node: cst.For) -> bool:
                 return False
         stmt.visit(_V())
     return not found
+
+
+def _pure_ref(node) -> bool:
+    """An expression of names, attributes, subscripts and tuples only (no call: nothing to
+    run)."""
+    if isinstance(node, cst.Name):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _pure_ref(node.value)
+    if isinstance(node, cst.Tuple):
+        return all(_pure_ref(e.value) for e in node.elements)
+    if isinstance(node, cst.Subscript):
+        return _pure_ref(node.value) and all(
+            isinstance(e.slice, cst.Index) and _pure_ref(e.slice.value) for e in node.slice)
+    return False
 
 
 def _const_expr_test(test) -> bool:

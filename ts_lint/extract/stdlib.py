@@ -153,7 +153,24 @@ def stdlib(qualname: str):
         return BuiltinFunc(qualname[10:], _ITERTOOLS[qualname[10:]], qualname=qualname)
     if qualname == "functools.reduce":
         return BuiltinFunc("reduce", _reduce, qualname=qualname)
+    if qualname in ("os.getenv", "os.environ.get"):
+        return BuiltinFunc(qualname.rsplit(".", 1)[-1], _env_default, qualname=qualname)
+    if qualname.startswith("enum."):
+        from .enums import enum_stdlib
+        return enum_stdlib(qualname[5:])
     return None
+
+
+def _env_default(it, args, kwargs, call):
+    """`os.environ.get("X", default)` / `os.getenv("X", default)`: the default, which is
+    what the program gets with the variable unset (ts-lint has no environment to read, and
+    follows the defaults the program states, as it follows argparse defaults). Without a
+    default (None when unset, anything when set), and `os.environ["X"]`, stay unknown."""
+    if len(args) == 2 and not kwargs:
+        return args[1]
+    if len(args) == 1 and set(kwargs) == {"default"}:
+        return kwargs["default"]
+    return UNKNOWN
 
 
 def _contextmanager(it, args, kwargs, call):

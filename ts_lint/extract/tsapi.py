@@ -48,6 +48,8 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     # ================================================================== taint
     def taint(self, container):
         self.tainted[id(container)] = container
+        if id(container) in self.it.globals_dicts:
+            self.it.clobber_globals(container)    # `globals()[unknown] = v`: any module name may change
 
     def is_tainted(self, container) -> bool:
         return id(container) in self.tainted
@@ -250,7 +252,7 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 return _b(short, self._kernel_decorator, qualname)
             return _b(short, self._jit_decorator, qualname)
         if qualname == "cutlass.cute.compile":
-            return _b("compile", self._cute_compile, qualname)
+            return self.compile_entry("plain")
         if qualname in ("cutlass.cute.ceil_div", "cutlass.utils.ceil_div"):
             return _b("ceil_div", lambda i, a, k, c: (-(-a[0] // a[1])) if len(a) == 2 and all(
                 is_static_int(x) for x in a) and a[1] else (RUNTIME if RUNTIME in a else UNKNOWN), qualname)
@@ -304,7 +306,24 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         nxt = any(getattr(o, "qualname", "").endswith("FrontendNext") for o in opts)
         text = self.it.text(node) if node is not None else ""
         frontend = "next" if nxt else (None if "FrontendNext" in text else "plain")
-        return _b("compile", lambda i, a, k, c: self._cute_compile(i, a, k, c, frontend), "cutlass.cute.compile")
+        return self.compile_entry(frontend)
+
+    def compile_entry(self, frontend):
+        """A `cute.compile` entry point compiling with `frontend` ("plain", "next", or None
+        when it is not known which)."""
+        f = _b("compile", lambda i, a, k, c: self._cute_compile(i, a, k, c, frontend), "cutlass.cute.compile")
+        f.frontend = frontend
+        return f
+
+    def join_compile(self, a, b):
+        """`cute.compile[cute.FrontendNext] if hasattr(cute, "FrontendNext") else cute.compile`:
+        when both alternatives are compile entry points, the call compiles the function
+        either way; the front end is known only when both name the same one (TS965 needs
+        it, and is silent without). None when `a` and `b` are not both compile entries."""
+        if all(isinstance(x, BuiltinFunc) and x.qualname == "cutlass.cute.compile" and x.self_val is None
+               and hasattr(x, "frontend") for x in (a, b)):
+            return self.compile_entry(a.frontend if a.frontend == b.frontend else None)
+        return None
 
     def constexpr_annotation(self, ann, scope) -> bool:
         """`cutlass.Constexpr` / `cutlass.Constexpr[...]`: the parameter stays a Python value."""
@@ -442,6 +461,11 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     def _schedule_decorator(self, it, args, kwargs, call):
         if len(args) == 1 and isinstance(args[0], FuncVal):
             return ScheduleFuncVal(args[0])
+        if len(args) == 1 and isinstance(args[0], BoundMethod) and isinstance(args[0].func, FuncVal) \
+                and args[0].func.kind in ("function", "classmethod") and not kwargs:
+            # `schedule(obj.method)`: the runtime's wrapper calls the bound method (its
+            # signature, and so the resources it binds, have no `self`)
+            return ScheduleFuncVal(args[0].func, self_val=args[0].self_val)
         return UNKNOWN
 
     def _work_decorator(self, side: str):

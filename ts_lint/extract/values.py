@@ -283,6 +283,7 @@ class GeneratorCMVal:
 @dataclass(eq=False)
 class ScheduleFuncVal:
     func: FuncVal
+    self_val: Any = None                # `schedule(obj.method)`: the receiver bound to its first parameter
 
     @property
     def name(self):

@@ -338,8 +338,9 @@ class ScheduleBuilder:
         stage, label, wm = resolved
         res = self._res(ref.resource)
         if res.is_group:
-            allowed = GROUP_STAGES.get(res.group_mode, set())
-            if stage not in allowed:
+            allowed = GROUP_STAGES.get(res.group_mode)
+            # a mode ts-lint could not resolve (UNKNOWN) decides nothing: no finding
+            if allowed is not None and stage not in allowed:
                 names = ", ".join(sorted(k for k, v in STANDARD_OPS.items() if v in allowed))
                 self.report("TS219", f"PipelineGroup '{res.label}' ({getattr(res.group_mode, 'value', '?')}) "
                             f"only accepts {names} at the group level", range)
