@@ -110,12 +110,15 @@ def capture_schedule(it, sf, args, kwargs, call_node):
             ctx.report("TS907", message(f"{func.name}(...)", error), rng)
             from .interpreter import UserRaise
             raise UserRaise(call_node, reported=True)
-    bound = _bind(func, args, kwargs)
+    # the captured wrapper takes resources positionally only and passes them on the same
+    # way (`fn(*proxies)`): a `*resources` parameter receives a tuple of proxies
+    bound = _bind(func, args, {}) if not kwargs else None
     if bound is None:
         it.unknown(call_node, f"arguments of schedule '{func.name}' do not match its parameters", "schedule")
         return UNKNOWN
-    proxies = {}
-    for pname, arg in bound.items():
+    from ts_runtime.api_calls import positional_names
+    proxies = []
+    for pname, arg in zip(positional_names(_signature(func), len(args)), args):
         if arg is UNKNOWN or arg is RUNTIME or isinstance(arg, ResourceProxy):
             it.unknown(call_node, f"argument '{pname}' of schedule '{func.name}' could not be resolved "
                        "statically; the schedule is not analyzed", "resource")
@@ -129,12 +132,12 @@ def capture_schedule(it, sf, args, kwargs, call_node):
             ctx.emit(d)
             return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
         cap.b.add_param(ref, rng)
-        proxies[pname] = ResourceProxy(ref, cap.objects.get(ref.resource), cap)
+        proxies.append(ResourceProxy(ref, cap.objects.get(ref.resource), cap))
     tainted = any(getattr(o.cls, "decorate_error", False) or any(k.decorate_error for k in o.cls.mro)
                   for o in cap.objects.values())
     it.captures.append(cap)
     try:
-        it.call_function(func, [], proxies, call_node)
+        it.call_function(func, proxies, {}, call_node)
     except CaptureAbort:
         pass
     except _user_raise() as e:
