@@ -599,6 +599,12 @@ class ExpressionsMixin:
                     return BuiltinFunc("__init__", lambda it, a, kw, c, k=k: self.run_init(k, inst, a, kw, c),
                                        qualname=f"{k.qualname}.__init__")
                 continue
+            if name == "__new__":
+                if isinstance(k.namespace.get("__new__"), FuncVal):
+                    return k.namespace["__new__"]          # a static method, implicitly
+                if k.builtin == "external" and k.qualname == "type":
+                    from .classes import type_new
+                    return BuiltinFunc("__new__", type_new, qualname="type.__new__")
             if name in k.namespace:
                 return self._bind(k.namespace[name], inst, inst.cls if isinstance(inst, InstanceVal) else inst,
                                   node)

@@ -526,7 +526,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
 
     # ------------------------------------------------------------------ iteration
     def iterate(self, v) -> Optional[list]:
-        """The items of a known iterable, else None."""
+        """The items of a known iterable, else None (a container marked incomplete, one a
+        skipped statement or an unrun class creation may have changed, has no known items)."""
+        if isinstance(v, (list, dict, set)) and self.ts.is_tainted(v):
+            return None
         if isinstance(v, (list, tuple)):
             return list(v)
         if isinstance(v, range):

@@ -171,6 +171,7 @@ class ClassVal:
     unknown_work: bool = False         # a work method whose stage/returns is unknown
     live: Any = None                   # the ts_runtime class for builtins
     named_tuple: bool = False          # a typing.NamedTuple / collections.namedtuple class
+    metaclass: Any = None              # a user metaclass (ClassVal), inherited by subclasses
 
     @property
     def full_qualname(self) -> str:
