@@ -10,7 +10,7 @@ from .expressions import binop, truth
 from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
 from .values import (
     BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, GeneratorCMVal, InstanceVal, is_concrete,
-    NamespaceVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
+    NamespaceVal, PartialVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
 )
 
 
@@ -150,6 +150,8 @@ class StatementsMixin:
             obj.namespace[name] = value
         elif isinstance(obj, NamespaceVal):
             obj.attrs[name] = value
+        elif isinstance(obj, (FuncVal, PartialVal)):
+            obj.attrs[name] = value        # `fn.__name__ = ...`, `fn.NAME = ...`
 
     def _x_return(self, node: cst.Return, scope):
         raise _Return(self.eval(node.value, scope) if node.value is not None else None)

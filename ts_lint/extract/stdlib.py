@@ -219,8 +219,9 @@ def _partial(it, args, kwargs, call):
         return UNKNOWN
     fn, pre = args[0], list(args[1:])
     pre_kw = dict(kwargs)
-    return BuiltinFunc("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
-                       qualname="functools.partial")
+    from .values import PartialVal
+    return PartialVal("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
+                      qualname="functools.partial", target=fn, pre=tuple(pre), pre_kw=pre_kw)
 
 
 def _reduce(it, args, kwargs, call):

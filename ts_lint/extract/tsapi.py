@@ -440,8 +440,10 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
 
     # ================================================================== decorators
     def _schedule_decorator(self, it, args, kwargs, call):
-        if len(args) == 1 and isinstance(args[0], FuncVal):
-            return ScheduleFuncVal(args[0])
+        if len(args) == 1 and not kwargs:
+            sf = schedule_target(args[0])
+            if sf is not None:
+                return sf
         return UNKNOWN
 
     def _work_decorator(self, side: str):
@@ -573,6 +575,23 @@ def _returns_dict_literal(it, node) -> bool:
                 found.append(n)
     node.visit(V())
     return bool(found)
+
+
+def schedule_target(v):
+    """`schedule(v)` for a callable whose body the interpreter can capture: a user function,
+    a method bound to its object (`schedule(obj.method)`, `schedule(getattr(obj, name))`),
+    a `functools.partial` of either; else None."""
+    if isinstance(v, FuncVal) and v.kind != "property":
+        return ScheduleFuncVal(v, source=v)
+    if isinstance(v, BoundMethod) and isinstance(v.func, FuncVal):
+        return ScheduleFuncVal(v.func, pre=(v.self_val,), source=v)
+    from .values import PartialVal
+    if isinstance(v, PartialVal):
+        inner = schedule_target(v.target)
+        if inner is not None:
+            return ScheduleFuncVal(inner.func, pre=inner.pre + tuple(v.pre),
+                                   pre_kw={**inner.pre_kw, **v.pre_kw}, source=v)
+    return None
 
 
 def apply_decorators(it, func: FuncVal, decorators, scope):

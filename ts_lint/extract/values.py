@@ -99,6 +99,7 @@ class FuncVal:
     is_kernel: bool = False           # @cute.kernel: a launch turns plain Python values dynamic
     kind: str = "function"            # function | staticmethod | classmethod | property
     first_decorator: Any = None       # libcst node of the first decorator (co_firstlineno)
+    attrs: dict = field(default_factory=dict)        # attributes set on the function object
 
     def __repr__(self):
         return f"<function {self.qualname}>"
@@ -116,6 +117,16 @@ class BuiltinFunc:
 
     def __repr__(self):
         return f"<builtin {self.qualname or self.name}>"
+
+
+@dataclass(eq=False)
+class PartialVal(BuiltinFunc):
+    """`functools.partial(target, *pre, **pre_kw)`; `attrs` are attributes set on it
+    (a partial has no `__name__` of its own)."""
+    target: Any = None
+    pre: tuple = ()
+    pre_kw: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -283,11 +294,28 @@ class GeneratorCMVal:
 
 @dataclass(eq=False)
 class ScheduleFuncVal:
+    """`schedule(fn)`: `func` is the function whose body is captured, called with `pre`
+    (a bound method's `self`, a partial's leading arguments), the resource proxies and
+    `pre_kw`; `source` is what `schedule()` was given (a partial's `__name__` is read from
+    it when the schedule is called, as the reference's wrapper does)."""
     func: FuncVal
+    pre: tuple = ()
+    pre_kw: dict = field(default_factory=dict)
+    source: Any = None
 
     @property
     def name(self):
-        return self.func.name
+        """The schedule's name (`fn.__name__`), or None when `fn` has none (a partial)."""
+        src = self.source
+        if isinstance(src, PartialVal):
+            return src.attrs.get("__name__")
+        return fn_name(self.func)
+
+
+def fn_name(func) -> str:
+    """`func.__name__` of a user function (an assigned `__name__` included)."""
+    v = func.attrs.get("__name__", func.name)
+    return v if isinstance(v, str) else func.name
 
 
 @dataclass(eq=False)
