@@ -158,12 +158,14 @@ def stdlib(qualname: str):
 
 def _contextmanager(it, args, kwargs, call):
     """`@contextlib.contextmanager`: the decorated function, when called, gives a
-    GeneratorCMVal and runs nothing (its body is split around the `with` block)."""
+    GeneratorCMVal with its arguments and runs nothing yet (its body is split around the
+    `with` block)."""
     from .values import GeneratorCMVal
     if len(args) != 1 or kwargs:
         return UNKNOWN
     fn = args[0]
-    return BuiltinFunc(getattr(fn, "name", "contextmanager"), lambda i, a, k, c, f=fn: GeneratorCMVal(f),
+    return BuiltinFunc(getattr(fn, "name", "contextmanager"),
+                       lambda i, a, k, c, f=fn: GeneratorCMVal(f, list(a), dict(k)),
                        qualname=f"contextmanager.{getattr(fn, 'name', '?')}")
 
 

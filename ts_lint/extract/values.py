@@ -287,9 +287,14 @@ class AllocatorVal:
 @dataclass(eq=False)
 class GeneratorCMVal:
     """What a `@contextlib.contextmanager` function returns when called: its body runs
-    around the `with` block (before and after its `yield`), which ts-lint does not model;
-    a `with` on it inside a schedule makes the capture incomplete (statements.enter)."""
+    around the `with` block, the statements before its `yield` when the block is entered
+    and the rest when it is left (statements.enter / exit), for a body of the simple form
+    `setup; yield value; teardown` (no `try`, one top-level `yield`); any other body in a
+    schedule makes the capture incomplete."""
     func: Any
+    args: list = field(default_factory=list)
+    kwargs: dict = field(default_factory=dict)
+    state: Any = None                  # (scope, self_val, statements after the yield) once entered
 
 
 @dataclass(eq=False)
