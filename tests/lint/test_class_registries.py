@@ -4,7 +4,8 @@ user metaclass's `__new__` / `__init__` run for each class it makes (`super().__
 gives the class). The task list built from such a registry is then the real one, so no
 TS351 / TS352 ("not used by any task") comes from a registry taken for empty. Where the
 class creation cannot be run, the containers it could fill are incomplete: the manager
-checks that need the task list are skipped.
+checks that need the task list are skipped; so are those of a registry given to code
+ts-lint does not run (`register_all(ROLES)` from a module it does not read).
 
 Reference verdicts (nvidia-cutlass-dsl 4.8.1): every REGISTRIES program is accepted;
 `NOT_REGISTERED` (a decorator that returns the class without registering it: the task
@@ -196,6 +197,32 @@ class Role:
     a = analyze_source(src, "p.py")
     assert [d for d in a.diagnostics if d.severity is Severity.ERROR] == []
     assert any("cannot run" in d.message for d in a.unknowns)
+
+
+@pytest.mark.parametrize("fill", ["register_all(ROLES)", "plugins.load(into=ROLES)", "unknown_registry().fill(ROLES)",
+                                  "register_all((ROLES, 1))", "register_all(holder)"])
+def test_a_registry_given_to_code_ts_lint_does_not_run_is_unknown(fill):
+    """A list given to a function of a module ts-lint does not read (or to an unknown
+    callee) may be filled there: the task list built from it is not taken for empty."""
+    src = program('''
+import plugins
+from role_plugins import register_all, unknown_registry
+
+ROLES = []
+
+
+class Holder:
+    def __init__(self, roles):
+        self.roles = roles
+
+
+holder = Holder(ROLES)
+''' + fill + "\n")
+    a = analyze_source(src, "p.py")
+    assert [d for d in a.diagnostics if d.severity is Severity.ERROR] == []
+    # the control: nothing receives the list, which stays certainly empty
+    empty = analyze_source(src.replace(fill + "\n", "\n"), "p.py")
+    assert {"TS351", "TS352"} <= {d.code for d in empty.diagnostics if d.severity is Severity.ERROR}
 
 
 def test_a_metaclass_new_that_returns_something_else():

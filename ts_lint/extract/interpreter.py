@@ -200,6 +200,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                     return fn(args[0])
                 except Exception:
                     return UNKNOWN
+        if fn is UNKNOWN:
+            self.ts.escape(args, kwargs)     # code ts-lint does not see may change them
         return UNKNOWN
 
     def _defaults(self, params: cst.Parameters, scope) -> dict:

@@ -418,9 +418,37 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             return UNKNOWN
         return NotImplemented
 
+    def escape(self, args, kwargs):
+        """Arguments given to code ts-lint does not run (an unknown callee, a function of a
+        module it does not read): a list, dict or set among them (or inside them, or held
+        by an object among them) may be changed there, so it is marked incomplete: no check
+        takes a registry that `register_all(ROLES)` fills for an empty one."""
+        seen = set()
+
+        def visit(v, depth):
+            if depth > 2 or id(v) in seen:
+                return
+            if isinstance(v, (list, dict, set)):
+                seen.add(id(v))
+                self.taint(v)
+                for x in (list(v.values()) if isinstance(v, dict) else list(v)):
+                    visit(x, depth + 1)
+            elif isinstance(v, tuple):
+                seen.add(id(v))
+                for x in v:
+                    visit(x, depth + 1)
+            elif type(v) is InstanceVal and v.cls.builtin is None:
+                seen.add(id(v))
+                for x in list(v.attrs.values()):
+                    visit(x, depth + 1)
+        for v in list(args) + list(kwargs.values()):
+            visit(v, 0)
+
     def call_qualref(self, q: QualRef, args, kwargs, node):
         if q.qualname.startswith("cutlass.cute.arch."):
             return RUNTIME
+        if not q.qualname.startswith(_PURE_PREFIXES):
+            self.escape(args, kwargs)
         if not _library(q.qualname) and node is not None:
             self.it.unknown(node, f"`{q.qualname}` is imported from a module ts-lint does not read; "
                             "the result of this call is unknown", "import")
@@ -575,6 +603,11 @@ def _returns_dict_literal(it, node) -> bool:
                 found.append(n)
     node.visit(V())
     return bool(found)
+
+
+# modules whose functions do not change the Python containers they are given
+_PURE_PREFIXES = ("cutlass.", "logging.", "warnings.", "json.", "math.", "time.", "pprint.",
+                  "textwrap.", "re.", "os.path.", "os.environ.", "inspect.", "typing.")
 
 
 def schedule_target(v):
