@@ -151,9 +151,13 @@ class _Registry(type):
         _Registry.roles.append(cls)
 ''', roles="_Registry.roles", base="(metaclass=_Registry)")
 
+METACLASS_TYPE_NEW = METACLASS_NEW.replace("super().__new__(mcls, name, bases, ns)",
+                                          "type.__new__(mcls, name, bases, dict(ns, TAG=1))")
+
 REGISTRIES = {"decorator-list": DECORATOR_LIST, "decorator-dict": DECORATOR_DICT,
               "decorator-factory": DECORATOR_FACTORY, "init-subclass": INIT_SUBCLASS,
               "init-subclass-keyword": INIT_SUBCLASS_KEYWORD, "metaclass-new": METACLASS_NEW,
+              "metaclass-type-new": METACLASS_TYPE_NEW,
               "metaclass-init": METACLASS_INIT}
 
 NOT_REGISTERED = program('''

@@ -490,6 +490,9 @@ class ExpressionsMixin:
             if name == "keywords":
                 return dict(obj.pre_kw)
             return UNKNOWN
+        if isinstance(obj, BuiltinFunc) and obj.qualname == "builtins.type" and name == "__new__":
+            from .classes import type_new        # `type.__new__(mcls, name, bases, ns)` in a metaclass
+            return BuiltinFunc("__new__", type_new, qualname="type.__new__")
         if isinstance(obj, BuiltinFunc) and obj.qualname:
             from .stdlib import stdlib
             v = stdlib(f"{obj.qualname}.{name}")      # `itertools.chain.from_iterable`
