@@ -13,7 +13,7 @@ import inspect
 from typing import Optional
 
 __all__ = ["signature", "bind_error", "message", "check_call", "checked_factory", "checked_api",
-           "schedule_call_error", "CheckedCall"]
+           "schedule_call_error", "positional_names", "CheckedCall"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -80,6 +80,24 @@ def schedule_call_error(name: str, sig, args, kwargs) -> Optional[str]:
     except TypeError as exc:
         return f"{name}(): {exc}"
     return None
+
+
+def positional_names(sig, n: int) -> list:
+    """The names `n` positional arguments bind to in `sig` (bound already): a named
+    parameter's own name, `args[i]` for the i-th item a `*args` parameter collects. The
+    captured wrapper passes its resources on positionally (`fn(*proxies)`), as the
+    reference's does, so a `*resources` parameter receives a tuple of proxies."""
+    import inspect
+    out = []
+    var = None
+    for p in sig.parameters.values():
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            out.append(p.name)
+        elif p.kind is inspect.Parameter.VAR_POSITIONAL:
+            var = p.name
+    out = out[:n]
+    out += [f"{var}[{i}]" for i in range(n - len(out))]
+    return out
 
 
 class CheckedCall(type):

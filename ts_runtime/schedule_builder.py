@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .api_calls import checked_api, message, schedule_call_error
+from .api_calls import checked_api, message, positional_names, schedule_call_error
 from .diagnostics import ScheduleError, Severity, TSAttributeError, TSNameError, raise_finding, warn_finding
 from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
 from .model import builder as _b
@@ -228,19 +228,18 @@ def schedule(fn):
         error = schedule_call_error(fn.__name__, sig, args, kwargs)
         if error is not None:       # TS907 (Python's TypeError, with the finding)
             raise_finding("TS907", TypeError, message(f"{fn.__name__}(...)", error), rng)
-        bound = sig.bind(*args)
-        proxies = {}
-        for pname, arg in bound.arguments.items():
+        proxies = []
+        for pname, arg in zip(positional_names(sig, len(args)), args):
             ref = _param_ref(arg, b, objects)
             if ref is None:
                 d = b.report("TS221", f"@schedule arguments must be MemoryResource instances or "
                              f"`group.member` refs; '{pname}' is {type(arg).__name__}", rng)
                 raise ScheduleError(f"TS221: {d.message} ({d.range})", [d])
             b.add_param(ref, rng)
-            proxies[pname] = ResourceProxy(ref, objects[ref.resource], b)
+            proxies.append(ResourceProxy(ref, objects[ref.resource], b))
         token = _active.set(b)
         try:
-            fn(**proxies)
+            fn(*proxies)
         except NameError as exc:
             found = None if isinstance(exc, TSNameError) else unbound_name_finding(fn, exc)
             if found is None:

@@ -212,8 +212,8 @@ def test_names_not_found_keep_the_old_notes(tmp_path):
 
 def test_only_ts_code_follows_imports(tmp_path):
     # a plain-Python file is analysed alone (a large package is not interpreted module by
-    # module for each of its files); an imported module's own imports are read only when
-    # that module is TS code
+    # module for each of its files); a module that fails to read, imported by an imported
+    # module, leaves that module's names unknown without a note in the linted file
     package(tmp_path, {"pkg/broken.py": "def (:\n",
                        "pkg/plain.py": "from . import broken\nLIMIT = 4\n",
                        "pkg/tool.py": "from . import broken\n",
@@ -280,18 +280,42 @@ def test_cli_reports_each_finding_once_and_reads_the_imported_files_noqa(tmp_pat
     assert "TS206" in {d.code for d in res.diagnostics}
 
 
-def test_a_plain_module_imported_by_an_imported_module_is_not_read(tmp_path):
-    # main (TS) -> plain.py (read: a direct import) -> consts.py (plain Python, one more
-    # level down: not read), so STAGES is unknown and the checks that need it are skipped
+def test_a_plain_module_imported_by_an_imported_module_is_read(tmp_path):
+    # main (TS) -> plain.py (a direct import) -> consts.py (plain Python, one more level
+    # down): imports are followed transitively, so STAGES is known and the checks run
     main = IMPORTS + "from .resources import InGmem, Smem, OutGmem\nfrom .plain import STAGES\n" + \
         SCHEDULES + build()
     package(tmp_path, {"pkg/consts.py": "N = 2\n", "pkg/plain.py": "from .consts import N\nSTAGES = N\n",
                        "pkg/main.py": main})
-    codes = {d.code for d in lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)}
-    assert "TS950" in codes and "TS811" not in codes
-    write(tmp_path, {"pkg/plain.py": "STAGES = 2\n"})
-    codes = {d.code for d in lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)}
-    assert "TS950" not in codes and "TS811" in codes
+    diags = lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)
+    assert ("TS811", line_of(main, "smem.commit()")) in {(d.code, d.range.line) for d in diags}
+    assert "TS950" not in {d.code for d in diags}
+
+
+def test_a_plain_config_module_of_an_imported_ts_module_is_read(tmp_path):
+    # main (TS) -> resources.py (TS) -> cfg.py (plain Python): the three-level split of a
+    # kernel (the reference: AssertionError "num_registers must be between 8 and 256 and
+    # divisible by 8, got 164", from the register count cfg.py sets)
+    main = IMPORTS + "from .resources import InGmem, Smem, OutGmem, STAGES, REGS\n" + SCHEDULES + \
+        build().replace("schedule=store_schedule(smem, out))", "schedule=store_schedule(smem, out), num_registers=REGS)")
+    package(tmp_path, {"pkg/resources.py": HEADER + "\nfrom .cfg import REGS\nSTAGES = 2\n",
+                       "pkg/cfg.py": "REGS = 164\n", "pkg/main.py": main})
+    diags = lint_file(tmp_path / "pkg" / "main.py")
+    errors = {(d.code, d.range.line) for d in diags if d.severity.name == "ERROR"}
+    assert ("TS712", line_of(main, "num_registers=REGS")) in errors
+
+
+def test_plain_modules_read_through_other_modules_are_bounded(tmp_path, monkeypatch):
+    from ts_lint.extract import imports
+    monkeypatch.setattr(imports, "MAX_PLAIN_MODULES", 1)
+    main = IMPORTS + "from .resources import InGmem, Smem, OutGmem\nfrom .plain import STAGES\n" + \
+        SCHEDULES + build()
+    package(tmp_path, {"pkg/c1.py": "N = 1\n", "pkg/c2.py": "M = 1\n",
+                       "pkg/plain.py": "from .c1 import N\nfrom .c2 import M\nSTAGES = N + M\n",
+                       "pkg/main.py": main})
+    diags = lint_file(tmp_path / "pkg" / "main.py", explain_unknown=True)
+    codes = {d.code for d in diags}
+    assert "TS950" in codes and "TS811" not in codes        # STAGES unknown: c2 is not read
 
 
 def test_an_imported_module_is_parsed_like_the_linted_file(tmp_path):

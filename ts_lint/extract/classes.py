@@ -13,7 +13,7 @@ import libcst as cst
 from ts_runtime.source import SourceRange
 
 from .values import (
-    UNKNOWN, BuiltinFunc, ClassVal, DataclassField, FieldVal, FuncVal, InstanceVal, QualRef,
+    UNKNOWN, BoundMethod, BuiltinFunc, ClassVal, DataclassField, FieldVal, FuncVal, InstanceVal, QualRef,
 )
 
 _INTERNAL = ("__ts_class__", "__ts_qualprefix__", "__ts_annotations__")
@@ -53,10 +53,15 @@ def external_class(it, qualname: str) -> ClassVal:
     return k
 
 
-def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
+def build_class(it, node: cst.ClassDef, scope):
+    """Runs a `class` statement: the body, the class's creation by its metaclass (a user
+    metaclass's `__new__` / `__init__`, a base's `__init_subclass__`), then the class
+    decorators; returns what the class name is bound to (a ClassVal, or whatever a user
+    metaclass or decorator returned)."""
     from .values import Scope
     ts = it.ts
     bases, raw_bases = [], []
+    keywords = {}
     for arg in node.bases:
         if arg.keyword is not None:
             continue
@@ -68,12 +73,17 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
             bases.append(b)
         elif isinstance(b, BuiltinFunc) and b.qualname == "builtins.object":
             continue
+        elif isinstance(b, BuiltinFunc) and b.qualname == "builtins.type":
+            bases.append(external_class(it, "type"))
         elif isinstance(b, QualRef):
             bases.append(external_class(it, b.qualname))
         else:
             bases.append(external_class(it, it.text(arg.value)))
     if not bases:
         bases = [ts.builtin_classes["object"]]
+    for arg in node.keywords:
+        if arg.keyword is not None:
+            keywords[arg.keyword.value] = it.eval(arg.value, scope)
     name = node.name.value
     qual = it._qualname_in(scope, name)
     cls = ClassVal(name, qual, module=it.module_name, bases=bases, node=node)
@@ -95,14 +105,130 @@ def build_class(it, node: cst.ClassDef, scope) -> ClassVal:
         # or keyword, defaults from the class body); as a tuple see named_tuple_items
         process_dataclass(it, cls, {})
         cls.named_tuple = True
+    value = create_class(it, cls, keywords, node)
     for dec in reversed(node.decorators):
         d = it.eval(dec.decorator, scope)
         if isinstance(d, BuiltinFunc):
-            r = it.call(d, [cls], {}, dec.decorator)
+            r = it.call(d, [value], {}, dec.decorator)
             if isinstance(r, ClassVal):
-                cls = r
+                value = r
+        elif isinstance(d, (FuncVal, BoundMethod, ClassVal)):
+            # a user decorator runs with the class, as Python does (a registry it fills is
+            # then known); one whose result is unknown leaves the class as it is, as for a def
+            r = it.call(d, [value], {}, dec.decorator)
+            if r is UNKNOWN and isinstance(d, FuncVal):
+                continue
+            value = r
+        # anything else (an external decorator): the class as it is
     finish_work_methods(it, cls)
+    if isinstance(value, ClassVal) and value is not cls:
+        finish_work_methods(it, value)
+    return value
+
+
+# ------------------------------------------------------------------ class creation
+def create_class(it, cls: ClassVal, keywords: dict, node):
+    """What `metaclass(name, bases, namespace, **keywords)` gives for the class body
+    already run into `cls`. `type` (any metaclass that is not a user class) makes the class
+    and calls the first base's `__init_subclass__` (a user function is run, implicitly a
+    class method, with the class keywords). A user metaclass's own `__new__` and `__init__`
+    are run as functions; `super().__new__(mcls, name, bases, ns)` inside gives `cls` (with
+    that namespace). A user metaclass method the interpreter cannot run makes the state it
+    could touch unknown (`_havoc`)."""
+    meta = keywords.pop("metaclass", None)
+    if meta is None:
+        for b in cls.bases:
+            m = getattr(b, "metaclass", None)
+            if m is not None:
+                meta = m
+                break
+    if isinstance(meta, ClassVal) and meta.builtin is None:
+        cls.metaclass = meta
+    elif meta is not None and not isinstance(meta, (ClassVal, QualRef, BuiltinFunc)):
+        return cls             # an unknown metaclass: not followed
+    else:
+        meta = None
+    if meta is None:
+        init_subclass(it, cls, keywords, node)
+        return cls
+    stack = it.__dict__.setdefault("_creating", [])
+    owner, new = meta.lookup("__new__")
+    value = cls
+    stack.append((cls, keywords))
+    try:
+        if owner is not None and owner.builtin is None:
+            if not isinstance(new, FuncVal):
+                _havoc(it, meta, cls)
+                return UNKNOWN
+            value = it.call_function(new, [meta, cls.name, tuple(cls.bases), dict(cls.namespace)],
+                                     dict(keywords), node)
+        else:
+            init_subclass(it, cls, keywords, node)
+        owner, init = meta.lookup("__init__")
+        if isinstance(value, ClassVal) and owner is not None and owner.builtin is None:
+            if isinstance(init, FuncVal):
+                it.call_function(init, [value, cls.name, tuple(cls.bases), dict(cls.namespace)],
+                                 dict(keywords), node)
+            else:
+                _havoc(it, meta, value)
+    finally:
+        stack.pop()
+    return value
+
+
+def type_new(it, args, kwargs, call):
+    """`type.__new__(mcls, name, bases, ns)` reached from a user metaclass's `__new__`
+    while a class statement runs: the class being created (its namespace is the `ns`
+    given), after the first base's `__init_subclass__`."""
+    stack = getattr(it, "_creating", None)
+    if not stack or len(args) != 4:
+        return UNKNOWN
+    cls, keywords = stack[-1]
+    _mcls, name, bases, ns = args
+    if name != cls.name or not isinstance(bases, tuple) or list(bases) != list(cls.bases) \
+            or not isinstance(ns, dict):
+        return UNKNOWN
+    cls.namespace = dict(ns)
+    init_subclass(it, cls, dict(keywords), call)
     return cls
+
+
+def init_subclass(it, cls: ClassVal, keywords: dict, node):
+    """`super(cls, cls).__init_subclass__(**keywords)`, as `type.__new__` calls it."""
+    for k in cls.mro[1:]:
+        v = k.namespace.get("__init_subclass__")
+        if v is None:
+            continue
+        if k.builtin is not None:
+            return
+        if isinstance(v, FuncVal) and v.kind in ("function", "classmethod"):
+            it.call_function(v, [cls], dict(keywords), node)
+        else:
+            _havoc(it, k, cls)
+        return
+
+
+def _havoc(it, owner: ClassVal, cls: ClassVal):
+    """A metaclass / `__init_subclass__` the interpreter cannot run may have changed any
+    module-level state: every container bound at module level or held in a class's
+    namespace becomes incomplete, so no check takes an empty registry for a certain one."""
+    it.unknown(owner.node, f"`{owner.name}` creates class `{cls.name}` in a way ts-lint cannot run; "
+               "module-level containers it may fill are treated as incomplete", "value")
+    seen = set()
+
+    def visit(v, depth=0):
+        if id(v) in seen or depth > 3:
+            return
+        seen.add(id(v))
+        if isinstance(v, (list, dict, set)):
+            it.ts.taint(v)
+            for x in (v.values() if isinstance(v, dict) else v):
+                visit(x, depth + 1)
+        elif isinstance(v, ClassVal) and v.builtin is None:
+            for x in v.namespace.values():
+                visit(x, depth + 1)
+    for v in list(it.module_scope.vars.values()):
+        visit(v)
 
 
 _NAMED_TUPLE = ("typing.NamedTuple", "typing_extensions.NamedTuple")

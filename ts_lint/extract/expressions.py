@@ -10,7 +10,7 @@ import libcst as cst
 from .classes import is_named_tuple, named_tuple_attr, named_tuple_items
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DefaultDictVal, DtypeVal, FieldVal, FuncVal, InstanceVal,
-    is_abstract, is_concrete, NamespaceVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
+    is_abstract, is_concrete, NamespaceVal, PartialVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
     UNKNOWN,
 )
 
@@ -490,6 +490,19 @@ class ExpressionsMixin:
             return RUNTIME
         if isinstance(obj, QualRef):
             return self.resolve_qual(obj.qualname + "." + name)
+        if isinstance(obj, (FuncVal, PartialVal)) and name in obj.attrs:
+            return obj.attrs[name]
+        if isinstance(obj, PartialVal):
+            if name == "func":
+                return obj.target
+            if name == "args":
+                return obj.pre
+            if name == "keywords":
+                return dict(obj.pre_kw)
+            return UNKNOWN
+        if isinstance(obj, BuiltinFunc) and obj.qualname == "builtins.type" and name == "__new__":
+            from .classes import type_new        # `type.__new__(mcls, name, bases, ns)` in a metaclass
+            return BuiltinFunc("__new__", type_new, qualname="type.__new__")
         if isinstance(obj, BuiltinFunc) and obj.qualname:
             from .stdlib import stdlib
             v = stdlib(f"{obj.qualname}.{name}")      # `itertools.chain.from_iterable`
@@ -562,11 +575,11 @@ class ExpressionsMixin:
         if isinstance(obj, ScheduleFuncVal):
             # functools.wraps: a @schedule function keeps its name (a registry keyed by it)
             if name == "__name__":
-                return obj.func.name
+                return obj.name if obj.name is not None else UNKNOWN
             if name == "__qualname__":
                 return obj.func.qualname
             if name == "__wrapped__":
-                return obj.func
+                return obj.source if obj.source is not None else obj.func
             return UNKNOWN
         from .pybuiltins import py_attr
         return py_attr(self, obj, name, node)
@@ -609,6 +622,12 @@ class ExpressionsMixin:
                     return BuiltinFunc("__init__", lambda it, a, kw, c, k=k: self.run_init(k, inst, a, kw, c),
                                        qualname=f"{k.qualname}.__init__")
                 continue
+            if name == "__new__":
+                if isinstance(k.namespace.get("__new__"), FuncVal):
+                    return k.namespace["__new__"]          # a static method, implicitly
+                if k.builtin == "external" and k.qualname == "type":
+                    from .classes import type_new
+                    return BuiltinFunc("__new__", type_new, qualname="type.__new__")
             if name in k.namespace:
                 return self._bind(k.namespace[name], inst, inst.cls if isinstance(inst, InstanceVal) else inst,
                                   node)

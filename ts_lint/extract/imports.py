@@ -12,6 +12,9 @@ library, well-known libraries and whatever is not found keep the old behaviour (
 * Once per analysis: a module is interpreted the first time it is imported and bound by
   its absolute path afterwards (`Loader.modules`, like `sys.modules`). The parse is cached
   across analyses by (path, display path, text), so an edit is seen.
+* Transitive: what an imported module imports is followed too, TS code or not (a TS
+  module's constants often come from a plain config module); at most `MAX_PLAIN_MODULES`
+  plain-Python modules are read below the linted file's own imports.
 * Cycles terminate: a module being imported binds what it has so far, as Python does;
   nesting deeper than `MAX_DEPTH` modules leaves the names unknown.
 * Findings of the module's own body (and its kernels, tasks and unknowns) are dropped:
@@ -34,6 +37,7 @@ from typing import Dict, List, Optional, Tuple
 from .values import NamespaceVal, Scope, UNKNOWN
 
 MAX_DEPTH = 8            # nested module imports followed (a -> b -> c ...)
+MAX_PLAIN_MODULES = 32   # plain-Python modules read through other modules, per analysis
 _PARSED: "OrderedDict[tuple, object]" = OrderedDict()   # (abs, display, text) -> SourceFile | str
 _PARSED_MAX = 64
 _PARSED_LOCK = threading.Lock()      # ts-lsp analyses in a thread of its own
@@ -333,6 +337,7 @@ class Loader:
         self.files: Dict[int, str] = {}          # id(SourceFile) -> its absolute path
         self.namespaces: Dict[str, ModuleVal] = {}
         self.depth = 0
+        self.plain_read = 0                      # plain-Python modules read at depth > 0
         # only TS code follows imports (a package of plain Python is not interpreted
         # module by module for each of its files: see `uses_ts`)
         self.enabled = self.main_abs is not None and uses_ts(getattr(ctx.pos, "source", "") or "")
@@ -385,10 +390,14 @@ class Loader:
             return self.fail(it, node, file_abs, f"it cannot be read ({type(exc).__name__})")
         self.deps[file_abs] = hash(text)
         if self.depth > 0 and not uses_ts(text):
-            # what an imported module imports is read only when it is TS code itself:
-            # the linted file's direct imports (constants, helpers) are read, but not the
-            # whole import graph of the plain-Python libraries they use
-            return UNKNOWN
+            # imports are followed transitively, plain-Python modules included (a TS module's
+            # constants often come from a config module); the number of plain modules read
+            # below the linted file's own imports is bounded, so a kernel that imports a
+            # large plain-Python package does not interpret all of it
+            if self.plain_read >= MAX_PLAIN_MODULES:
+                return self.fail(it, node, file_abs, f"more than {MAX_PLAIN_MODULES} plain-Python modules "
+                                 "are imported through other modules")
+            self.plain_read += 1
         src = _parse(file_abs, display, text)
         if isinstance(src, str):
             return self.fail(it, node, file_abs, src)

@@ -17,6 +17,8 @@ silent, and ts-lint says why with an info finding (TS950) when asked.
 """
 from __future__ import annotations
 
+import contextlib
+
 import enum
 from typing import Optional
 
@@ -203,6 +205,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                     return fn(args[0])        # `Role(0)`: the member of that value
                 except Exception:
                     return UNKNOWN
+        if fn is UNKNOWN:
+            self.ts.escape(args, kwargs)     # code ts-lint does not see may change them
         return UNKNOWN
 
     def _defaults(self, params: cst.Parameters, scope) -> dict:
@@ -401,6 +405,35 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             return UNKNOWN
         return result
 
+    def open_call(self, func: FuncVal, args: list, kwargs: dict, node=None):
+        """(scope, self_val) of a call of `func` with these arguments, to run parts of its
+        body in (`in_frame`): a `@contextmanager` function around a `with` block."""
+        scope = Scope("function", func.closure, func.closure.module or self.module_scope)
+        scope.func = func
+        bound = self.bind_params(func, args, kwargs, node)
+        scope.vars.update(bound)
+        scope.qualprefix = f"{func.qualname}.<locals>."
+        params = param_list(func.node.params)
+        self_val = bound.get(params[0][0].name.value) if params and func.owner is not None else None
+        self.ctx.entered.add(func.node)
+        return scope, self_val
+
+    @contextlib.contextmanager
+    def in_frame(self, func: FuncVal, scope, self_val):
+        """Runs statements of `func` in its call frame (see `open_call`)."""
+        ctx = self.ctx
+        if ctx.depth >= ctx.MAX_DEPTH:
+            raise UserRaise(None, reported=True)
+        self.frames.append(Frame(func, scope, self_val))
+        ctx.depth += 1
+        loops, self._loop_depth = self._loop_depth, 0
+        try:
+            yield
+        finally:
+            ctx.depth -= 1
+            self.frames.pop()
+            self._loop_depth = loops
+
     def _is_generator(self, func, body) -> bool:
         """Whether `func` has a yield of its own (memoised per def; a text without the
         word is not walked)."""
@@ -531,7 +564,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
 
     # ------------------------------------------------------------------ iteration
     def iterate(self, v) -> Optional[list]:
-        """The items of a known iterable, else None."""
+        """The items of a known iterable, else None (a container marked incomplete, one a
+        skipped statement or an unrun class creation may have changed, has no known items)."""
+        if isinstance(v, (list, dict, set)) and self.ts.is_tainted(v):
+            return None
         if isinstance(v, (list, tuple)):
             return list(v)
         if isinstance(v, range):

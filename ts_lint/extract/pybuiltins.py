@@ -49,6 +49,8 @@ def _len(it, args, kwargs, call):
     if len(args) != 1:
         return UNKNOWN
     v = args[0]
+    if isinstance(v, (list, dict, set)) and it.ts.is_tainted(v):
+        return UNKNOWN
     if isinstance(v, (list, tuple, dict, str, set, frozenset, range)):
         return len(v)
     if v is RUNTIME:

@@ -98,27 +98,41 @@ def capture_schedule(it, sf, args, kwargs, call_node):
     """Runs one @schedule call; returns a ScheduleVal (or UNKNOWN)."""
     ctx = it.ctx
     func: FuncVal = sf.func
-    bound_self = sf.self_val is not None       # `schedule(obj.method)`
-    cap = Capture(it, func.name, call_node)
+    name = sf.name
+    if name is None:       # the reference's wrapper reads fn.__name__ (AttributeError)
+        it.unknown(call_node, "this schedule wraps a functools.partial without `__name__`; it is not "
+                   "analyzed", "schedule")
+        return UNKNOWN
+    cap = Capture(it, name, call_node)
     rng = cap.range
     from .unbound import check_schedule
     if check_schedule(it, func):       # TS136: the body raises NameError before it is captured
         return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
+    sig = _schedule_signature(sf)
+    if sig is None:
+        it.unknown(call_node, f"the parameters of schedule '{name}' could not be resolved", "schedule")
+        return UNKNOWN
     if call_node is not None and not any(getattr(a, "star", "") for a in getattr(call_node, "args", ())):
         from ts_runtime.api_calls import message, schedule_call_error
-        error = schedule_call_error(func.name, _signature(func, bound_self), args, kwargs)
+        error = schedule_call_error(name, sig, args, kwargs)
         if error is not None:       # TS907, as the runtime's wrapper (positional resources only)
-            ctx.report("TS907", message(f"{func.name}(...)", error), rng)
+            ctx.report("TS907", message(f"{name}(...)", error), rng)
             from .interpreter import UserRaise
             raise UserRaise(call_node, reported=True)
-    bound = _bind(func, args, kwargs, bound_self)
-    if bound is None:
-        it.unknown(call_node, f"arguments of schedule '{func.name}' do not match its parameters", "schedule")
+    # the captured wrapper takes resources positionally only and passes them on the same
+    # way (`fn(*proxies)`): a `*resources` parameter receives a tuple of proxies
+    try:
+        if kwargs:
+            raise TypeError
+        sig.bind(*args)
+    except TypeError:
+        it.unknown(call_node, f"arguments of schedule '{name}' do not match its parameters", "schedule")
         return UNKNOWN
-    proxies = {}
-    for pname, arg in bound.items():
+    from ts_runtime.api_calls import positional_names
+    proxies = []
+    for pname, arg in zip(positional_names(sig, len(args)), args):
         if arg is UNKNOWN or arg is RUNTIME or isinstance(arg, ResourceProxy):
-            it.unknown(call_node, f"argument '{pname}' of schedule '{func.name}' could not be resolved "
+            it.unknown(call_node, f"argument '{pname}' of schedule '{name}' could not be resolved "
                        "statically; the schedule is not analyzed", "resource")
             return UNKNOWN
         ref = _param_ref(it, cap, arg)
@@ -130,12 +144,12 @@ def capture_schedule(it, sf, args, kwargs, call_node):
             ctx.emit(d)
             return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
         cap.b.add_param(ref, rng)
-        proxies[pname] = ResourceProxy(ref, cap.objects.get(ref.resource), cap)
+        proxies.append(ResourceProxy(ref, cap.objects.get(ref.resource), cap))
     tainted = any(getattr(o.cls, "decorate_error", False) or any(k.decorate_error for k in o.cls.mro)
                   for o in cap.objects.values())
     it.captures.append(cap)
     try:
-        it.call_function(func, [sf.self_val] if bound_self else [], proxies, call_node)
+        it.call_function(func, list(sf.pre) + proxies, dict(sf.pre_kw), call_node)
     except CaptureAbort:
         pass
     except _user_raise() as e:
@@ -175,10 +189,9 @@ def _type_name(v) -> str:
     return type(v).__name__
 
 
-def _signature(func: FuncVal, bound_self: bool = False):
+def _signature(func: FuncVal):
     """An inspect.Signature with the parameter names, kinds and default-or-not of `func`
-    (the default values themselves do not matter for binding); without the first
-    parameter for a bound method."""
+    (the default values themselves do not matter for binding)."""
     import inspect
     from .interpreter import param_list
     kinds = {"positional_only": inspect.Parameter.POSITIONAL_ONLY,
@@ -186,46 +199,31 @@ def _signature(func: FuncVal, bound_self: bool = False):
              "var_pos": inspect.Parameter.VAR_POSITIONAL, "kw_only": inspect.Parameter.KEYWORD_ONLY,
              "var_kw": inspect.Parameter.VAR_KEYWORD}
     params = []
-    for p, kind in param_list(func.node.params)[1 if bound_self else 0:]:
+    for p, kind in param_list(func.node.params):
         default = inspect.Parameter.empty if getattr(p, "default", None) is None or kind in (
             "var_pos", "var_kw") else None
         params.append(inspect.Parameter(p.name.value, kinds[kind], default=default))
     return inspect.Signature(params)
 
 
-def _bind(func: FuncVal, args, kwargs, bound_self: bool = False) -> Optional[dict]:
-    """inspect.signature(fn).bind(*args, **kwargs).arguments (provided arguments only;
-    a bound method's first parameter is its receiver, not bound here)."""
-    from .interpreter import param_list
-    params = param_list(func.node.params)[1 if bound_self else 0:]
-    out = {}
-    args = list(args)
-    kwargs = dict(kwargs)
-    for p, kind in params:
-        name = p.name.value
-        if kind in ("positional_only", "pos_or_kw"):
-            if args:
-                out[name] = args.pop(0)
-            elif kind == "pos_or_kw" and name in kwargs:
-                out[name] = kwargs.pop(name)
-            elif p.default is None:
-                return None
-        elif kind == "var_pos":
-            if args:
-                out[name] = tuple(args)
-                args = []
-        elif kind == "kw_only":
-            if name in kwargs:
-                out[name] = kwargs.pop(name)
-            elif p.default is None:
-                return None
-        elif kind == "var_kw":
-            if kwargs:
-                out[name] = dict(kwargs)
-                kwargs = {}
-    if args or kwargs:
+def _schedule_signature(sf):
+    """inspect.signature of what schedule() was given: the function's own, less a bound
+    method's `self` and a partial's arguments (as inspect computes it for a partial);
+    None when it cannot be computed."""
+    sig = _signature(sf.func)
+    if not sf.pre and not sf.pre_kw:
+        return sig
+    import functools
+    import inspect
+
+    def stand_in(*a, **k):
+        pass
+    stand_in.__signature__ = sig
+    try:
+        return inspect.signature(functools.partial(stand_in, *([None] * len(sf.pre)),
+                                                   **{k: None for k in sf.pre_kw}))
+    except (TypeError, ValueError):
         return None
-    return out
 
 
 # ---------------------------------------------------------------------- proxy attributes
@@ -260,11 +258,22 @@ def _check_api(it, cap, fn, what: str, args, kwargs, call, method: bool = False)
 
 
 def _active(it, call):
+    """The capture a block API call records into. Outside any capture the runtime raises
+    ScheduleError (TS101) and the run stops there. TS101 is reported only where the
+    module's own run (its body, an entry point, the `__main__` block) reaches the call: in
+    a function run with assumed arguments (roots.py "rest") the function is one the run
+    does not reach, so it may well be a schedule body that `schedule()` receives in a way
+    the interpreter does not follow (another module, a registry it cannot resolve)."""
     cap = it.capture
     if cap is None:
+        from .interpreter import UserRaise
+        if it.ctx.assumed:
+            it.unknown(call, "a DSL block API reached outside a captured schedule, in code the module's run "
+                       "does not reach (analysed with assumed arguments): it may be a schedule body called "
+                       "in a way ts-lint does not follow; not judged", "schedule")
+            raise UserRaise(call, reported=True)
         it.ctx.report("TS101", "DSL block APIs must be called inside an @schedule function",
                       it.rng(call) if call is not None else None)
-        from .interpreter import UserRaise
         raise UserRaise(call, reported=True)      # the runtime raises ScheduleError here
     return cap
 

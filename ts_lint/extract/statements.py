@@ -10,7 +10,7 @@ from .expressions import binop, truth
 from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
 from .values import (
     BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, GeneratorCMVal, InstanceVal, is_concrete,
-    NamespaceVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
+    NamespaceVal, PartialVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
 )
 
 
@@ -150,6 +150,8 @@ class StatementsMixin:
             obj.namespace[name] = value
         elif isinstance(obj, NamespaceVal):
             obj.attrs[name] = value
+        elif isinstance(obj, (FuncVal, PartialVal)):
+            obj.attrs[name] = value        # `fn.__name__ = ...`, `fn.NAME = ...`
 
     def _x_return(self, node: cst.Return, scope):
         raise _Return(self.eval(node.value, scope) if node.value is not None else None)
@@ -614,18 +616,23 @@ class StatementsMixin:
 
     def _x_with(self, node: cst.With, scope):
         entered = []
+        failed = True
         try:
             for item in node.items:
                 cm = self.eval(item.item, scope)
                 value = self.enter(cm, item.item)
-                if isinstance(cm, (BlockCM, InstanceVal)):
+                if isinstance(cm, (BlockCM, InstanceVal)) or (isinstance(cm, GeneratorCMVal) and cm.state):
                     entered.append((cm, item.item))
                 if item.asname is not None:
                     self.bind_target(item.asname.name, value, scope)
             self.exec_block(node.body, scope)
+            failed = False
+        except (_Return, _Break, _Continue):
+            failed = False              # leaving the block normally: a generator's rest runs
+            raise
         finally:
             for cm, item_node in reversed(entered):
-                self.exit(cm, item_node)
+                self.exit(cm, item_node, failed)
 
     def enter(self, cm, node):
         if isinstance(cm, BlockCM):
@@ -633,17 +640,42 @@ class StatementsMixin:
         if (cm is UNKNOWN or cm is RUNTIME) and self.capture is not None:
             self.capture.incomplete(node, f"`with {self.text(node)}` could not be resolved")
         if isinstance(cm, GeneratorCMVal) and self.capture is not None:
-            # its code before the `yield` runs before the block and the rest after it: the
-            # schedule's order is not known here (pipeline ops in it would be misplaced)
+            # its code before the `yield` runs before the block and the rest after it
+            split = _generator_cm_split(self, cm.func)
+            if split is not None:
+                return self._enter_generator_cm(cm, split, node)
             self.capture.incomplete(node, f"`with {self.text(node)}` runs a @contextmanager function around "
-                                    "the block, which is not modelled")
+                                    "the block whose form (a `try`, a `yield` not at the top of its body) "
+                                    "is not modelled")
         if isinstance(cm, InstanceVal):
             fn = self.getattr(cm, "__enter__", node)
             if fn is not UNKNOWN:
                 return self.call(fn, [], {}, node)
         return UNKNOWN
 
-    def exit(self, cm, node):
+    def _enter_generator_cm(self, cm, split, node):
+        """The statements of a `@contextmanager` function before its `yield`, run with its
+        arguments; the yielded value is what `as` binds. The frame's scope is kept for the
+        rest (`exit`)."""
+        before, value_node, after = split
+        scope, self_val = self.open_call(cm.func, cm.args, cm.kwargs, node)
+        with self.in_frame(cm.func, scope, self_val):
+            self.exec_block(before, scope)
+            value = self.eval(value_node, scope) if value_node is not None else None
+        cm.state = (scope, self_val, after)
+        return value
+
+    def exit(self, cm, node, failed: bool = False):
+        if isinstance(cm, GeneratorCMVal):
+            # the rest of the generator runs when the block is left normally; an exception
+            # in the block is raised at its `yield`, and with no handler there the rest is
+            # skipped (the run stops anyway)
+            state, cm.state = cm.state, None
+            if state is not None and not failed:
+                scope, self_val, after = state
+                with self.in_frame(cm.func, scope, self_val):
+                    self.exec_block(after, scope)
+            return
         if isinstance(cm, BlockCM):
             self.ts.exit_block(cm, node)
         elif isinstance(cm, InstanceVal):
@@ -677,6 +709,59 @@ class StatementsMixin:
         finally:
             self._try_depth -= handled
         return False
+
+
+def _generator_cm_split(it, func):
+    """(statements before, the yielded expression or None, statements after) of a
+    `@contextmanager` function of the form `setup; yield value; teardown`: one `yield`,
+    a statement of the function body itself, no `try` or `return` anywhere in the body,
+    no other `yield`; else None."""
+    if not isinstance(func, FuncVal) or isinstance(func.node, cst.Lambda):
+        return None
+    memo = it.__dict__.setdefault("_gen_cm_split", {})
+    key = id(func.node)
+    if key in memo:
+        return memo[key]
+    from .skip import effects
+    body = it.ctx.src.body(func.node) if it.ctx.src is not None else func.node.body
+    stmts = list(body.body) if isinstance(body, cst.IndentedBlock) else None
+    out = None
+    if stmts is not None:
+        at = [i for i, st in enumerate(stmts) if _is_yield_stmt(st)]
+        if len(at) == 1:
+            i = at[0]
+            rest = stmts[:i] + stmts[i + 1:]
+            if not any(_has_try(st) or effects(st).yields or effects(st).returns for st in rest):
+                y = stmts[i].body[0].value
+                out = (tuple(stmts[:i]), y.value, tuple(stmts[i + 1:]))
+    memo[key] = out
+    return out
+
+
+def _is_yield_stmt(st) -> bool:
+    return isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(st.body[0], cst.Expr) \
+        and isinstance(st.body[0].value, cst.Yield) and not isinstance(st.body[0].value.value, cst.From)
+
+
+def _has_try(st) -> bool:
+    found = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Try(self, node):
+            found.append(node)
+            return False
+
+        def visit_TryStar(self, node):
+            found.append(node)
+            return False
+
+        def visit_FunctionDef(self, node):
+            return False
+
+        def visit_ClassDef(self, node):
+            return False
+    st.visit(_V())
+    return bool(found)
 
 
 # names whose call in a schedule is a pipeline, work-queue or PDL op (not a work call)

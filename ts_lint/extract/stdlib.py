@@ -175,12 +175,14 @@ def _env_default(it, args, kwargs, call):
 
 def _contextmanager(it, args, kwargs, call):
     """`@contextlib.contextmanager`: the decorated function, when called, gives a
-    GeneratorCMVal and runs nothing (its body is split around the `with` block)."""
+    GeneratorCMVal with its arguments and runs nothing yet (its body is split around the
+    `with` block)."""
     from .values import GeneratorCMVal
     if len(args) != 1 or kwargs:
         return UNKNOWN
     fn = args[0]
-    return BuiltinFunc(getattr(fn, "name", "contextmanager"), lambda i, a, k, c, f=fn: GeneratorCMVal(f),
+    return BuiltinFunc(getattr(fn, "name", "contextmanager"),
+                       lambda i, a, k, c, f=fn: GeneratorCMVal(f, list(a), dict(k)),
                        qualname=f"contextmanager.{getattr(fn, 'name', '?')}")
 
 
@@ -236,8 +238,9 @@ def _partial(it, args, kwargs, call):
         return UNKNOWN
     fn, pre = args[0], list(args[1:])
     pre_kw = dict(kwargs)
-    return BuiltinFunc("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
-                       qualname="functools.partial")
+    from .values import PartialVal
+    return PartialVal("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
+                      qualname="functools.partial", target=fn, pre=tuple(pre), pre_kw=pre_kw)
 
 
 def _reduce(it, args, kwargs, call):

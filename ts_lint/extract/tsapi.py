@@ -437,9 +437,37 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             return UNKNOWN
         return NotImplemented
 
+    def escape(self, args, kwargs):
+        """Arguments given to code ts-lint does not run (an unknown callee, a function of a
+        module it does not read): a list, dict or set among them (or inside them, or held
+        by an object among them) may be changed there, so it is marked incomplete: no check
+        takes a registry that `register_all(ROLES)` fills for an empty one."""
+        seen = set()
+
+        def visit(v, depth):
+            if depth > 2 or id(v) in seen:
+                return
+            if isinstance(v, (list, dict, set)):
+                seen.add(id(v))
+                self.taint(v)
+                for x in (list(v.values()) if isinstance(v, dict) else list(v)):
+                    visit(x, depth + 1)
+            elif isinstance(v, tuple):
+                seen.add(id(v))
+                for x in v:
+                    visit(x, depth + 1)
+            elif type(v) is InstanceVal and v.cls.builtin is None:
+                seen.add(id(v))
+                for x in list(v.attrs.values()):
+                    visit(x, depth + 1)
+        for v in list(args) + list(kwargs.values()):
+            visit(v, 0)
+
     def call_qualref(self, q: QualRef, args, kwargs, node):
         if q.qualname.startswith("cutlass.cute.arch."):
             return RUNTIME
+        if not q.qualname.startswith(_PURE_PREFIXES):
+            self.escape(args, kwargs)
         if not _library(q.qualname) and node is not None:
             self.it.unknown(node, f"`{q.qualname}` is imported from a module ts-lint does not read; "
                             "the result of this call is unknown", "import")
@@ -459,13 +487,10 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
 
     # ================================================================== decorators
     def _schedule_decorator(self, it, args, kwargs, call):
-        if len(args) == 1 and isinstance(args[0], FuncVal):
-            return ScheduleFuncVal(args[0])
-        if len(args) == 1 and isinstance(args[0], BoundMethod) and isinstance(args[0].func, FuncVal) \
-                and args[0].func.kind in ("function", "classmethod") and not kwargs:
-            # `schedule(obj.method)`: the runtime's wrapper calls the bound method (its
-            # signature, and so the resources it binds, have no `self`)
-            return ScheduleFuncVal(args[0].func, self_val=args[0].self_val)
+        if len(args) == 1 and not kwargs:
+            sf = schedule_target(args[0])
+            if sf is not None:
+                return sf
         return UNKNOWN
 
     def _work_decorator(self, side: str):
@@ -597,6 +622,28 @@ def _returns_dict_literal(it, node) -> bool:
                 found.append(n)
     node.visit(V())
     return bool(found)
+
+
+# modules whose functions do not change the Python containers they are given
+_PURE_PREFIXES = ("cutlass.", "logging.", "warnings.", "json.", "math.", "time.", "pprint.",
+                  "textwrap.", "re.", "os.path.", "os.environ.", "inspect.", "typing.")
+
+
+def schedule_target(v):
+    """`schedule(v)` for a callable whose body the interpreter can capture: a user function,
+    a method bound to its object (`schedule(obj.method)`, `schedule(getattr(obj, name))`),
+    a `functools.partial` of either; else None."""
+    if isinstance(v, FuncVal) and v.kind != "property":
+        return ScheduleFuncVal(v, source=v)
+    if isinstance(v, BoundMethod) and isinstance(v.func, FuncVal):
+        return ScheduleFuncVal(v.func, pre=(v.self_val,), source=v)
+    from .values import PartialVal
+    if isinstance(v, PartialVal):
+        inner = schedule_target(v.target)
+        if inner is not None:
+            return ScheduleFuncVal(inner.func, pre=inner.pre + tuple(v.pre),
+                                   pre_kw={**inner.pre_kw, **v.pre_kw}, source=v)
+    return None
 
 
 def apply_decorators(it, func: FuncVal, decorators, scope):

@@ -99,6 +99,7 @@ class FuncVal:
     is_kernel: bool = False           # @cute.kernel: a launch turns plain Python values dynamic
     kind: str = "function"            # function | staticmethod | classmethod | property
     first_decorator: Any = None       # libcst node of the first decorator (co_firstlineno)
+    attrs: dict = field(default_factory=dict)        # attributes set on the function object
 
     def __repr__(self):
         return f"<function {self.qualname}>"
@@ -116,6 +117,16 @@ class BuiltinFunc:
 
     def __repr__(self):
         return f"<builtin {self.qualname or self.name}>"
+
+
+@dataclass(eq=False)
+class PartialVal(BuiltinFunc):
+    """`functools.partial(target, *pre, **pre_kw)`; `attrs` are attributes set on it
+    (a partial has no `__name__` of its own)."""
+    target: Any = None
+    pre: tuple = ()
+    pre_kw: dict = field(default_factory=dict)
+    attrs: dict = field(default_factory=dict)
 
 
 @dataclass(eq=False)
@@ -171,6 +182,7 @@ class ClassVal:
     unknown_work: bool = False         # a work method whose stage/returns is unknown
     live: Any = None                   # the ts_runtime class for builtins
     named_tuple: bool = False          # a typing.NamedTuple / collections.namedtuple class
+    metaclass: Any = None              # a user metaclass (ClassVal), inherited by subclasses
 
     @property
     def full_qualname(self) -> str:
@@ -275,19 +287,40 @@ class AllocatorVal:
 @dataclass(eq=False)
 class GeneratorCMVal:
     """What a `@contextlib.contextmanager` function returns when called: its body runs
-    around the `with` block (before and after its `yield`), which ts-lint does not model;
-    a `with` on it inside a schedule makes the capture incomplete (statements.enter)."""
+    around the `with` block, the statements before its `yield` when the block is entered
+    and the rest when it is left (statements.enter / exit), for a body of the simple form
+    `setup; yield value; teardown` (no `try`, one top-level `yield`); any other body in a
+    schedule makes the capture incomplete."""
     func: Any
+    args: list = field(default_factory=list)
+    kwargs: dict = field(default_factory=dict)
+    state: Any = None                  # (scope, self_val, statements after the yield) once entered
 
 
 @dataclass(eq=False)
 class ScheduleFuncVal:
+    """`schedule(fn)`: `func` is the function whose body is captured, called with `pre`
+    (a bound method's `self`, a partial's leading arguments), the resource proxies and
+    `pre_kw`; `source` is what `schedule()` was given (a partial's `__name__` is read from
+    it when the schedule is called, as the reference's wrapper does)."""
     func: FuncVal
-    self_val: Any = None                # `schedule(obj.method)`: the receiver bound to its first parameter
+    pre: tuple = ()
+    pre_kw: dict = field(default_factory=dict)
+    source: Any = None
 
     @property
     def name(self):
-        return self.func.name
+        """The schedule's name (`fn.__name__`), or None when `fn` has none (a partial)."""
+        src = self.source
+        if isinstance(src, PartialVal):
+            return src.attrs.get("__name__")
+        return fn_name(self.func)
+
+
+def fn_name(func) -> str:
+    """`func.__name__` of a user function (an assigned `__name__` included)."""
+    v = func.attrs.get("__name__", func.name)
+    return v if isinstance(v, str) else func.name
 
 
 @dataclass(eq=False)
