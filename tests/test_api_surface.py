@@ -55,3 +55,47 @@ def test_every_public_attribute_of_the_reference_exists_in_ts_runtime():
         if lacking:
             missing[f"{mod}.{cls}"] = lacking
     assert not missing, missing
+
+
+_RESOURCE_SCRIPT = r'''
+import dataclasses, json
+import cutlass.experimental.task_scheduling.resources as R
+out = {"stage_info": sorted(set(f.name for f in dataclasses.fields(R.StageInfo)) | set(dir(R.StageInfo)))}
+# `__getattribute__` / `__setattr__` of MemoryResource only guard the variables and then
+# delegate to object's; a `__getattr__` (or `__slots__`) would change what a missing name does
+hooks = ("__getattr__", "__slots__")
+for name in ("MemoryResource", "PdlWaitBarrier", "PdlLaunchBarrier", "WorkQueue"):
+    k = getattr(R, name)
+    out[name] = {"names": sorted(dir(k)),
+                 "hooks": sorted(h for c in k.__mro__ if c is not object for h in hooks if h in vars(c))}
+m = R.MemoryResource(name="x")
+out["instance"] = sorted(vars(m))
+try:
+    m.no_such_attribute_zz
+    out["missing"] = "no error"
+except AttributeError as exc:
+    out["missing"] = "AttributeError"
+print("@@" + json.dumps(out))
+'''
+
+
+@pytest.mark.skipif(not reference_available(), reason="reference not installed")
+def test_what_ts_lint_knows_of_stage_info_and_the_resource_bases():
+    """TS963 on `stage_info.<name>` needs every StageInfo attribute of the reference in
+    ts_runtime's StageInfo; TS966 on `self.<name>` needs the reference's resource base
+    classes to have no attribute hooks, and every attribute they have (class and
+    instance) among the names ts-lint reads from the installed reference's files
+    (ts_lint/extract/workbody.py)."""
+    from ts_lint.extract.workbody import reference_attribute_names, stage_info_names
+    p = subprocess.run([reference_python(), "-c", _RESOURCE_SCRIPT], capture_output=True, text=True, timeout=300)
+    line = next(x for x in p.stdout.splitlines() if x.startswith("@@"))
+    ref = json.loads(line[2:])
+    assert set(ref["stage_info"]) <= stage_info_names()
+    names = reference_attribute_names()
+    assert names is not None, "ts-lint finds the installed reference package"
+    for k in ("MemoryResource", "PdlWaitBarrier", "PdlLaunchBarrier", "WorkQueue"):
+        assert ref[k]["hooks"] == [], k
+        lacking = [n for n in ref[k]["names"] if not n.startswith("__") and n not in names]
+        assert not lacking, (k, lacking)
+    assert not [n for n in ref["instance"] if n not in names]
+    assert ref["missing"] == "AttributeError"
