@@ -138,7 +138,7 @@ def _decorator_facts(wm, attr, info) -> None:
     if node is None or not info.path:
         return
     path = info.path
-    wm.def_range = SourceRange(path, node.lineno, node.col_offset)
+    wm.def_range = SourceRange(path, node.lineno)          # (column 0, as ts-lint's)
     decos = node.decorator_list
     i = misplaced_dsl_decorator(decos)
     if i is not None:
