@@ -51,15 +51,6 @@ def test_a_misspelt_stage_info_field():
     assert "'StageInfo' object has no attribute 'loop_ofset'; did you mean 'loop_offset'?" in d.message
 
 
-def test_a_stage_info_parameter_of_another_name():
-    src = simple().replace(
-        "    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:\n"
-        "        self.out[stage_info.loop_offset] = v\n",
-        "    def put(self, info: StageInfo, v: cutlass.Int32) -> None:\n"
-        "        self.out[info.stage_index] = v  # expect: TS963\n")
-    _check(src)
-
-
 def test_every_certain_read_after_a_known_condition_and_a_loop():
     _check(_put("        if 2 > 1:\n"
                 "            x = self.outt  # expect: TS966\n"
