@@ -23,12 +23,12 @@ dataclass fields, properties, names bound under conditions), the attributes of t
 interpreted instance, every attribute that any code of the analysed files stores or
 deletes (`x.name = ...` with any `x`, `setattr(x, "name", ...)`, a string literal
 `"name"` anywhere), the attributes of ts_runtime's base class, and every name that the
-installed reference package's source may set on an object (`reference_attribute_names`,
-read from the wheel's files, never imported). The check is off for a class with a
+framework may set on a resource object (`base_attribute_names`: ts_runtime's base classes
+and the names its modules set, which tests/test_api_surface.py checks cover the
+reference's live objects). The check is off for a class with a
 decorator other than `@dataclass`, a metaclass, `__getattr__` / `__getattribute__` /
 `__setattr__` / `__slots__`, a base ts-lint cannot see, for a program that uses
-`__dict__`, `setattr` / `__setattr__` with a computed name, `exec` or `eval`, and when
-the reference package is not installed where ts-lint runs.
+`__dict__`, `setattr` / `__setattr__` with a computed name, `exec` or `eval`.
 """
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def stage_info_names() -> frozenset:
     return frozenset(f.name for f in dataclasses.fields(StageInfo)) | frozenset(dir(StageInfo))
 
 
-# ---------------------------------------------------------------------------- the reference
+# ---------------------------------------------------------------------------- the base class
 # what a module's source may set on an object: `.name =` (also augmented, annotated, a
 # tuple / loop target), class-body and local bindings (`name =`, `name:`, `def name`), and
 # identifier-like string literals (`setattr(obj, "name", ...)`, `object.__setattr__`)
@@ -74,31 +74,53 @@ def _names_in(text: str) -> Set[str]:
     return names
 
 
+# Names the reference's framework gives its resource objects that ts_runtime's classes do
+# not have, observed on live objects only (tests/test_api_surface.py: the `dir()` of its
+# resource base classes, the `vars()` of a resource it built and of the resources of a
+# kernel it compiled; the test fails when a new one appears). Pipeline state kept on the
+# resource while a kernel is traced, and private helpers.
+FRAMEWORK_NAMES = frozenset("""
+consumer_release_state consumer_state consumer_status consumer_work_stage producer_commit_state
+producer_state producer_status copy_consumer_vars_to copy_consumer_vars_to_consumer_of
+create_consumer_variables_internal create_producer_variables_internal dummy
+get_producer_acquire_state get_producer_commit_state get_producer_work_state initial_work_tile_info
+initialize_runtime_state_internal load_consumer_status load_producer_status store_consumer_status
+store_producer_status _apply_task_warp_leader_to_tma_umma _decode_clc_response _fetch_work_tile_impl
+_get_and_advance_work_tile_impl _get_consumer_var_from_ts _get_cta_v_size _get_producer_var_from_ts
+_get_stage_response_ptr _make_initial_work_tile _producer_task_warp_leader_predicate
+_producer_warp_leader_idxs _raise_captured_schedule_var_access _reset_task_local_variables_to_defaults
+_set_consumer_var_from_ts _set_producer_var_from_ts _state_src_owner
+_tma_async_consumer_release_uses_all_threads _ts_captured_schedule_access_context
+_ts_captured_schedule_depth _ts_captured_schedule_execution _ts_captured_schedule_user_hook
+_ts_is_captured_schedule_execution _ts_task_local_variables _work_tile_info_from_clc_response
+""".split())
+
+
 @functools.lru_cache(maxsize=1)
-def reference_attribute_names() -> Optional[frozenset]:
-    """Every name the installed reference package (`cutlass.experimental.task_scheduling`)
-    may define on a resource object, over-approximated from its source files (read, not
-    imported; see `_names_in`); None when it is not installed where ts-lint runs."""
-    import importlib.util
-    try:
-        spec = importlib.util.find_spec("cutlass")
-    except (ImportError, ValueError, AttributeError):
-        return None
-    locations = list(getattr(spec, "submodule_search_locations", None) or ()) if spec is not None else []
-    for base in locations:
-        d = os.path.join(base, "experimental", "task_scheduling")
-        if not os.path.isfile(os.path.join(d, "resources.py")):
-            continue
-        names: Set[str] = set()
-        try:
-            for fn in sorted(os.listdir(d)):
-                if fn.endswith(".py"):
-                    with open(os.path.join(d, fn), encoding="utf-8") as f:
+def base_attribute_names() -> frozenset:
+    """Every name a resource object may have from the framework: the attributes of
+    ts_runtime's resource base classes, and every name ts_runtime's own modules may set on
+    an object (over-approximated from their source, `_names_in`). ts_runtime is the drop-in
+    for the reference; with FRAMEWORK_NAMES, the rest of what the reference's objects were
+    seen to have. tests/test_api_surface.py checks, on live objects of the reference (its
+    classes' `dir()`, a built resource's and a compiled kernel's resources' `vars()`), that
+    every name they have is among these."""
+    from ts_runtime import resources as R
+    names: Set[str] = set()
+    for k in (R.MemoryResource, R.PdlWaitBarrier, R.PdlLaunchBarrier, R.WorkQueue):
+        names.update(dir(k))
+        if dataclasses.is_dataclass(k):
+            names.update(f.name for f in dataclasses.fields(k))
+    folder = os.path.dirname(os.path.abspath(R.__file__))
+    for root, _dirs, files in os.walk(folder):
+        for fn in sorted(files):
+            if fn.endswith(".py"):
+                try:
+                    with open(os.path.join(root, fn), encoding="utf-8") as f:
                         names |= _names_in(f.read())
-        except (OSError, UnicodeDecodeError):
-            return None
-        return frozenset(names)
-    return None
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return frozenset(names) | FRAMEWORK_NAMES
 
 
 # ---------------------------------------------------------------------------- the user's files
@@ -460,10 +482,8 @@ class _Analysis:
         texts = _texts(self.ctx)
         if texts is None or any(_may_set(t, name) for t in texts):
             return True
-        if ts_base:
-            ref = reference_attribute_names()
-            if ref is None or name in ref:
-                return True
+        if ts_base and name in base_attribute_names():
+            return True
         return False
 
     def self_call(self, call: cst.Call, stage_args: tuple):
