@@ -4,6 +4,8 @@ TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) i
 `Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
 TS963 (an attribute a ts API class lacks) in `tsapi.missing_api_attribute`, TS964 (arithmetic
 on a function) in `ExpressionsMixin._e_binop`; the last two through `Interpreter.certain_error`.
+In the work methods a kernel's schedules call, TS963 on `stage_info.<name>` and TS966 (an
+attribute the resource does not have) come from `ts_lint/extract/workbody.py`.
 
 `ts_runtime.rules.load_all()` imports this module through `ts_runtime/rules/frontend_rules.py`,
 so the codes appear in `docs/rules.md`, in SARIF output and in `ts-lint --select`. The logic
@@ -282,10 +284,14 @@ UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
     reaches it, with the closest name. ts_runtime's classes have exactly the reference's
     public attributes (plus the Hopper additions), which a test checks against the
     installed reference; private names are never judged, nor reads under a `try` with a
-    handler or in functions run only with assumed arguments.
+    handler or in functions run only with assumed arguments. In the work methods a
+    schedule of the kernel calls (and the `self.helper(...)` methods they call), also
+    `stage_info.<name>` where `StageInfo` has no such field, where the body certainly
+    gets there (not under a condition ts-lint cannot decide).
     ## Why is this bad?
     Python raises AttributeError there and the kernel is never built; the reference
-    reports it as a bare exception while tracing.
+    reports it as a bare exception while tracing (`'StageInfo' object has no attribute
+    'stage_index'` when the kernel is compiled).
     ## Example
     `PipelineConfig.create_async_pipeline_cfg(...)` (the factories are
     `create_async_async_pipeline_cfg`, `create_tma_async_pipeline_cfg`, ...).
@@ -432,5 +438,43 @@ DSL_CONTROL_FLOW = rule("TS965", "dsl-runtime-control-flow", """
     """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError",
     valid=[_DSL_KERNEL, _NEXT_FRONTEND], invalid=[_PLAIN_IF, _PLAIN_RANGE, _NEXT_RANGE])
 
+_STAGE_FIELD_TYPO = _DSL_KERNEL.replace("        return cutlass.Int32(stage_info.loop_offset)",
+                                        "        return cutlass.Int32(stage_info.loop_ofset)  # expect: TS963")
+UNKNOWN_API_ATTRIBUTE.INVALID.append(_STAGE_FIELD_TYPO)
+UNKNOWN_API_ATTRIBUTE.VALID.append(_DSL_KERNEL)
+
+_SELF_ATTR_TYPO = _DSL_KERNEL.replace("        self.out[stage_info.loop_offset] = v",
+                                      "        self.outt[stage_info.loop_offset] = v  # expect: TS966")
+# an attribute the class does not declare, set by the kernel on the object before it is traced
+_SELF_ATTR_SET_OUTSIDE = _DSL_KERNEL.replace("        self.out[stage_info.loop_offset] = v",
+                                             "        self.target[stage_info.loop_offset] = v").replace(
+    '    dst = Dst(name="dst", out=out)\n', '    dst = Dst(name="dst", out=out)\n    dst.target = out\n')
+
+UNDEFINED_SELF_ATTRIBUTE = rule("TS966", "undefined-resource-attribute", """
+    `self.<name>` in a work method where the resource has no attribute of that name.
+
+    ## What it does
+    In the work methods a schedule of a kernel calls (and the `self.helper(...)` methods
+    they call), reports a read of `self.<name>` that certainly runs when no class of the
+    resource's MRO defines `name` (class attributes, methods, properties, dataclass
+    fields, anything the class bodies bind), the MemoryResource base does not have it, and
+    no code of the program sets it (`self.name = ...` in any method, `obj.name = ...`
+    anywhere, `setattr(obj, "name", ...)`), with the closest name. Not judged: a class
+    with `__getattr__`, `__getattribute__`, `__setattr__`, `__slots__`, a metaclass or a
+    decorator other than `@dataclass`, a base class ts-lint cannot see, a program that
+    uses `__dict__`, `exec` or `setattr` with a computed name, a read under a condition
+    ts-lint cannot decide, and any class when the reference package
+    (`cutlass.experimental.task_scheduling`) is not installed where ts-lint runs (its
+    MemoryResource's attributes are read from the installed files).
+    ## Why is this bad?
+    Python raises AttributeError there when the kernel is traced: the reference fails
+    compiling the kernel with `'SmemTile' object has no attribute 'bufs'`.
+    ## Example
+    `return self.bufs[stage_info.stage_idx * tile + tx]` where the class declares `buf`.
+    ## Use instead
+    The attribute's real name (`self.buf`), or declare the field on the class.
+    """, phase="frontend", severity=Severity.ERROR, exc="AttributeError",
+    valid=[_DSL_KERNEL, _SELF_ATTR_SET_OUTSIDE], invalid=[_SELF_ATTR_TYPO])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
-           "DSL_CONTROL_FLOW"]
+           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE"]

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Optional, Tuple, Union
 from .enums import (
     PipelineType, ScheduleStage, SignalingThreads, TileSchedulerType, WorkAttr,
 )
-from .model.work_signature import RawParam, analyze_params, normalize_returns
+from .model.work_signature import RawParam, analyze_params, normalize_returns, stage_info_problem
 from .diagnostics import raise_finding
 from .api_calls import checked_factory
 from .source import SourceRange, caller_range
@@ -45,6 +45,7 @@ class WorkInfo:
     work_attrs: WorkAttr
     line: int = 0
     path: str = ""
+    stage_info_problem: Optional[str] = None   # the framework's call does not bind (TS240)
 
 
 def _is_constexpr_annotation(ann) -> bool:
@@ -101,7 +102,8 @@ def _make_work_decorator(side: str):
             if not callable(f):
                 raise_finding("TS231", TypeError, f"@{side}_work must decorate a method directly", caller_range())
             name = getattr(inspect.unwrap(f), "__name__", "work")
-            specs, findings = analyze_params(name, _raw_params(f))
+            raw = _raw_params(f)
+            specs, findings = analyze_params(name, raw)
             rets, rfind = normalize_returns(name, returns)
             findings += rfind
             if side == "consumer" and _returns_literal_dict(f):
@@ -122,7 +124,7 @@ def _make_work_decorator(side: str):
 
             work.__ts_work__ = WorkInfo(stage, rets, specs, work_attrs,
                                         code.co_firstlineno if code else 0,
-                                        code.co_filename if code else "")
+                                        code.co_filename if code else "", stage_info_problem(raw))
             return work
 
         return wrap(fn) if fn is not None else wrap

@@ -5,6 +5,7 @@ the two front ends easy to compare (tests/parity).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import weakref
@@ -117,9 +118,36 @@ def _work_methods(cls):
             dup = duplicate_return(name, returns)
             if dup is not None and not all(isinstance(r, str) for r in info.returns):
                 raise_finding("TS313", ValueError, dup, rng)    # (all strings: checked by the decorator)
-            methods[name] = WorkMethodModel(name, info.stage, tuple(returns), list(info.params), rng,
-                                            _qualname(klass))
+            wm = methods[name] = WorkMethodModel(name, info.stage, tuple(returns), list(info.params), rng,
+                                                 _qualname(klass))
+            wm.stage_info_problem = getattr(info, "stage_info_problem", None)
+            _decorator_facts(wm, attr, info)
     return methods, findings
+
+
+def _decorator_facts(wm, attr, info) -> None:
+    """The `def` line (TS240), a DSL decorator above the work decorator (TS241) and the
+    `returns=` value (TS314's related location) of a work method, from its source."""
+    from .locate import function_def
+    from .model.work_signature import misplaced_dsl_decorator, returns_keyword_value
+    try:
+        fn = inspect.unwrap(attr)
+        node = function_def(fn) if inspect.isfunction(fn) else None
+    except Exception:
+        node = None
+    if node is None or not info.path:
+        return
+    path = info.path
+    wm.def_range = SourceRange(path, node.lineno)          # (column 0, as ts-lint's)
+    decos = node.decorator_list
+    i = misplaced_dsl_decorator(decos)
+    if i is not None:
+        d = decos[i]
+        wm.misplaced_dsl_decorator = ("@" + ast.unparse(d), SourceRange(
+            path, d.lineno, d.col_offset, d.end_lineno, d.end_col_offset))
+    v = returns_keyword_value(decos)
+    if v is not None:
+        wm.returns_range = SourceRange(path, v.lineno, v.col_offset, v.end_lineno, v.end_col_offset)
 
 
 def _tlv_names(obj) -> set:

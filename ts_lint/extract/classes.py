@@ -484,5 +484,34 @@ def finish_work_methods(it, cls: ClassVal):
         if v.unknown:
             cls.unknown_work = True
         rng = SourceRange(it.ctx.pos.path_of(getattr(v.func, "node", None)), v.line)
-        cls.work[name] = WorkMethodModel(name, v.stage, (), list(v.params), rng, cls.full_qualname)
-        cls.work[name]._ts_raw_returns = v.returns
+        wm = cls.work[name] = WorkMethodModel(name, v.stage, (), list(v.params), rng, cls.full_qualname)
+        wm._ts_raw_returns = v.returns
+        wm.stage_info_problem = v.stage_info_problem
+        _decorator_facts(it, wm, v.func)
+
+
+def _decorator_facts(it, wm, func) -> None:
+    """tracing._decorator_facts: the `def` line (TS240), a DSL decorator above the work
+    decorator (TS241) and the `returns=` value (TS314) of a work method, from its source
+    (each decorator read with `ast`, as the runtime reads the function's)."""
+    import ast
+    node = getattr(func, "node", None)
+    if not isinstance(node, cst.FunctionDef):
+        return
+    pos = it.ctx.pos
+    try:
+        wm.def_range = SourceRange(pos.path_of(node), pos.line(node.name))
+        decos = [ast.parse(it.text(d.decorator).strip(), mode="eval").body for d in node.decorators]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return
+    from ts_runtime.model.work_signature import misplaced_dsl_decorator, returns_keyword_value
+    i = misplaced_dsl_decorator(decos)
+    if i is not None:
+        d = node.decorators[i].decorator
+        wm.misplaced_dsl_decorator = ("@" + ast.unparse(decos[i]), it.rng(d))
+    if returns_keyword_value(decos) is not None:
+        for d in node.decorators:
+            if isinstance(d.decorator, cst.Call):
+                for a in d.decorator.args:
+                    if a.keyword is not None and a.keyword.value == "returns":
+                        wm.returns_range = it.rng(a.value)

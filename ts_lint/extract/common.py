@@ -36,6 +36,7 @@ class WorkMethodVal:
     line: int = 0
     failed: bool = False
     unknown: bool = False
+    stage_info_problem: Optional[str] = None    # work_signature.stage_info_problem (TS240)
 
     @property
     def name(self):

@@ -305,17 +305,25 @@ class KernelMixin:
 
     def _work_method_reads(self, kernel, objects):
         """TS962 in the work methods the kernel's schedules call: the kernel compiles them, so
-        a read that certainly fails there (unbound.failing_reads) raises NameError then."""
+        a read that certainly fails there (unbound.failing_reads) raises NameError then; and
+        the attribute / helper-call errors of their bodies (workbody.py: TS963, TS966, TS907),
+        per work method and class of the resource it is called on."""
         from .unbound import failing_reads, name_error_message
+        from .workbody import check_work_method
         ctx = self.ctx
-        done = set()
+        done, bodies = set(), set()
         for t in kernel.tasks:
             for e in (t.lowered.entries if t.lowered is not None else ()):
                 o = objects.get(e.resource)
                 if not e.label or not e.stage.is_work or o is None:
                     continue
                 owner, v = o.cls.lookup(e.label)
-                if not isinstance(v, WorkMethodVal) or not isinstance(v.func, FuncVal) or id(v) in done:
+                if not isinstance(v, WorkMethodVal) or not isinstance(v.func, FuncVal):
+                    continue
+                if (id(v), id(o.cls)) not in bodies:      # what `self` has depends on its class
+                    bodies.add((id(v), id(o.cls)))
+                    check_work_method(self.it, o, v, e.label)
+                if id(v) in done:
                     continue
                 done.add(id(v))
                 for node, name, local in failing_reads(self.it, v.func):

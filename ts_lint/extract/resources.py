@@ -261,8 +261,10 @@ class ResourcesMixin:
                 if dup is not None and not all(isinstance(x, str) for x in raw):
                     self.ctx.report("TS313", dup, wm.range)     # (all strings: checked by the decorator)
                     raise _Abort()
-                methods[name] = WorkMethodModel(name, wm.stage, tuple(returns), list(wm.params), wm.range,
-                                                wm.defined_on)
+                m = methods[name] = WorkMethodModel(name, wm.stage, tuple(returns), list(wm.params), wm.range,
+                                                    wm.defined_on)
+                m.stage_info_problem, m.def_range = wm.stage_info_problem, wm.def_range
+                m.misplaced_dsl_decorator, m.returns_range = wm.misplaced_dsl_decorator, wm.returns_range
         return methods, findings
 
     def _tlv_names(self, obj: ResourceObj, fields) -> set:

@@ -277,6 +277,13 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         if len(args) == 1 and not kwargs and isinstance(args[0], FuncVal):
             args[0].is_jit = True
             return args[0]
+        if len(args) == 1 and not kwargs and isinstance(args[0], WorkMethodVal):
+            # `@cute.jit` above `@consumer_work`: the class attribute is still the work
+            # method (the runtime's functools.wraps copies its registration); the DSL
+            # rejects the order when the kernel is traced (TS241, from the def's decorators)
+            if isinstance(args[0].func, FuncVal):
+                args[0].func.is_jit = True
+            return args[0]
         return _b("jit", lambda i, a, k, c: self._jit_decorator(i, a, {}, c), "cute.jit()")
 
     def _cute_compile(self, it, args, kwargs, call, frontend: str = "plain"):
@@ -586,7 +593,9 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 stage = E.ScheduleStage.ConsumerAuxWork if aux else E.ScheduleStage.ConsumerWork
             else:
                 stage = E.ScheduleStage.ProducerAuxWork if aux else E.ScheduleStage.ProducerWork
-        return WorkMethodVal(f, side, stage, ret_list, specs, line, failed or bool(findings), unknown)
+        from ts_runtime.model.work_signature import stage_info_problem
+        return WorkMethodVal(f, side, stage, ret_list, specs, line, failed or bool(findings), unknown,
+                             stage_info_problem(raw))
 
 
     def call_arguments(self, call, positional_names=()) -> dict:

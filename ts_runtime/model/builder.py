@@ -19,6 +19,7 @@ from ..enums import (
     ScheduleStage, PipelineGroupMode,
 )
 from ..source import SourceRange, UNKNOWN_RANGE
+from ..diagnostics import Related
 from .kernel import ResourceKind, ResourceModel
 from .schedule import Block, RouteIn, ScheduleModel, Step, Token
 from .values import UNKNOWN, DynamicBound, SkipIf, is_static_int
@@ -433,8 +434,10 @@ class ScheduleBuilder:
         toks = []
         for n in names:
             if n not in res.tlv_names and not res.is_work_queue:
+                at = getattr(wm, "returns_range", None)
                 self.report("TS314", f"{step.label}() declares returns='{n}', but no such task-local "
-                            f"variable exists on '{res.label}'", range)
+                            f"variable exists on '{res.label}'", range,
+                            related=[Related(at, "returns= is declared here")] if at is not None else [])
             prev = self.latest.get((res.rid, n))
             tok = Token(step.uid, n, res.rid, (prev.generation + 1) if prev else 0)
             self.latest[(res.rid, n)] = tok

@@ -112,6 +112,14 @@ class WorkMethodModel:
     return_counts: Any = None                     # frozenset of exit value counts, or None (TS328)
     return_dtypes: Any = None                     # DSL type names of its return annotation (TS329)
     returns_literal: bool = False                 # an exit returns a Python number literal (TS329)
+    # why the framework's call `method(self, stage_info, **inputs)` does not bind to its
+    # signature (`takes 1 positional argument but 2 were given`), None when it does (TS240)
+    stage_info_problem: Optional[str] = None
+    def_range: SourceRange = UNKNOWN_RANGE        # the `def` line (TS240)
+    # a `@cute.jit` / `@cute.kernel` decorator above the work decorator: (its text, its
+    # range), None when the DSL decorator is innermost or absent (TS241)
+    misplaced_dsl_decorator: Any = None
+    returns_range: Optional[SourceRange] = None   # the `returns=` value of the decorator (TS314)
 
     @property
     def routed(self):

@@ -82,3 +82,65 @@ def duplicate_return(method: str, names) -> "str | None":
 def _is_field(x) -> bool:
     import dataclasses
     return isinstance(x, dataclasses.Field)
+
+
+def stage_info_problem(params: List[RawParam]) -> "str | None":
+    """Why the framework's call of a work method, `method(self, stage_info, **inputs)` (two
+    positional arguments, the routed inputs and Constexpr values by keyword), does not bind
+    to its parameters `params` (all of them, `self` first), with Python's wording; None when
+    it binds as far as the positional arguments go. A `*args` parameter takes them (TS230
+    judges it)."""
+    if any(p.kind == "var_pos" for p in params):
+        return None
+    n = sum(1 for p in params if p.kind in ("positional_only", "pos_or_kw"))
+    if n >= 2:
+        return None
+    return f"takes {n} positional argument{'' if n == 1 else 's'} but 2 were given"
+
+
+# keyword arguments of `@cute.jit(...)` / `@cute.kernel(...)` the DSL's decorator check knows
+_DSL_DECORATOR_KWARGS = frozenset({"preprocess", "attributes"})
+
+
+def misplaced_dsl_decorator(decorators) -> "int | None":
+    """The index (outermost first) of a `@<module>.jit` / `@<module>.kernel` decorator that
+    is not the innermost decorator of its function, or None.
+
+    `decorators`: the `ast` expressions of a def's decorators, outermost first. Mirrors the
+    check the CuTe DSL's AST preprocessor makes when it first compiles the function
+    (`DSLPreprocessor.get_dsl_decorator_index` / `check_decorator`), which raises
+    `DSLUserCodeError` UNSUP_DECORATOR_ORDER: a decorator that is an attribute named `jit`
+    or `kernel`, bare or called without keywords or with only the keywords it knows
+    (`@jit` by a bare name is not recognised by the DSL, nor here). A call with a
+    `preprocess=` keyword is not judged (the DSL then reads the keyword's value)."""
+    import ast
+    found = None
+    for i, d in enumerate(decorators):
+        if isinstance(d, ast.Call):
+            f = d.func
+            if not (isinstance(f, ast.Attribute) and f.attr in ("jit", "kernel")):
+                continue
+            names = {k.arg for k in d.keywords}
+            if any(k.arg == "preprocess" for k in d.keywords):
+                return None
+            if not d.keywords or names <= _DSL_DECORATOR_KWARGS or (f.attr == "kernel" and "attributes" in names):
+                found = i
+                break
+        elif isinstance(d, ast.Attribute) and d.attr in ("jit", "kernel"):
+            found = i
+            break
+    if found is not None and found < len(decorators) - 1:
+        return found
+    return None
+
+
+def returns_keyword_value(decorators):
+    """The `ast` value of the `returns=` keyword of the decorators (`@consumer_work(returns=
+    ...)`), or None."""
+    import ast
+    for d in decorators:
+        if isinstance(d, ast.Call):
+            for k in d.keywords:
+                if k.arg == "returns":
+                    return k.value
+    return None

@@ -475,7 +475,9 @@ rule("TS314", "returns-unknown-variable", """
     A `returns=` name that is not a task-local variable of the resource.
 
     ## What it does
-    Each declared output must name a `TaskLocalVariable` field of the resource.
+    Each declared output must name a `TaskLocalVariable` field of the resource. Reported
+    at the schedule call that captures the method (where the reference raises), with the
+    decorator's `returns=` value, where the name is written, as the related location.
     ## Why is this bad?
     There is no slot to store the value in.
     ## Example

@@ -109,7 +109,11 @@ rule("TS907", "api-call-mismatch", """
     reports a missing required argument or an unexpected keyword at the call, with
     Python's own message (`ts_runtime.api_calls`). At run time the call raises that `TypeError` (the
     reference's exception too), carrying the finding; ts-lint binds the same signatures
-    statically and does not judge calls with `*args` / `**kwargs` unpacking.
+    statically and does not judge calls with `*args` / `**kwargs` unpacking. ts-lint also
+    binds, in the work methods a schedule of the kernel calls, each `self.helper(...)` call
+    of a method of the resource class that certainly runs (`self._init()` for
+    `def _init(self, stage_info)`): the kernel raises that TypeError when it is traced
+    (the runtime gets it as a plain exception then).
     ## Why is this bad?
     The module fails with a TypeError when the kernel is built; nothing after the call is
     checked.

@@ -618,3 +618,152 @@ LegacyVariableFactoryOverride.INVALID = [
     _variables_program(dst_extra="    def create_consumer_variables(self):  # expect: TS234\n"
                                  "        return {}\n\n"),
 ]
+
+
+def _called_work_methods(kernel):
+    """(task, entry, resource, work method) of each work method the kernel's schedules
+    call, once per method definition (the first call in task order)."""
+    seen = set()
+    for t in kernel.tasks:
+        for e in (t.lowered.entries if t.lowered is not None else ()):
+            res = kernel.resources.get(e.resource)
+            if res is None or not e.label or not e.stage.is_work:
+                continue
+            wm = res.work_methods.get(e.label)
+            if wm is None or (wm.defined_on, wm.name) in seen:
+                continue
+            seen.add((wm.defined_on, wm.name))
+            yield t, e, res, wm
+
+
+def _owner_name(wm) -> str:
+    return wm.defined_on.rsplit(".", 1)[-1] if wm.defined_on else "?"
+
+
+@register
+class WorkMethodWithoutStageInfo(Rule):
+    """A work method whose signature cannot take the `stage_info` the framework passes.
+
+    ## What it does
+    When the kernel is traced, the framework calls each work method a schedule calls as
+    `method(self, stage_info, <routed inputs and Constexpr values by keyword>)`. A
+    `@consumer_work` / `@producer_work` method with fewer than two positional parameters
+    (`def read(self)`, or `stage_info` after `*`) cannot take that call. Reported at the
+    method's `def`, for the methods the kernel's schedules call.
+    ## Why is this bad?
+    The call raises `TypeError: SmemTile.read() takes 1 positional argument but 2 were
+    given` while the kernel compiles (the decorator itself accepts the method, and a
+    method no schedule calls is never called).
+    ## Example
+    ```python
+    @consumer_work(returns=val)
+    @cute.jit
+    def read(self) -> cutlass.Float16:
+        tx, _, _ = cute.arch.thread_idx()
+        return self.buf[tx]
+    ```
+    ## Use instead
+    ```python
+    def read(self, stage_info: StageInfo) -> cutlass.Float16:
+    ```
+    """
+    code = "TS240"
+    name = "work-method-without-stage-info"
+    order = 199
+    reference_exception = "TypeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        for t, e, _res, wm in _called_work_methods(kernel):
+            if wm.stage_info_problem is None:
+                continue
+            at = wm.def_range if wm.def_range.line else wm.range
+            yield self.diag(f"work method '{_owner_name(wm)}.{wm.name}' cannot take the stage_info the framework "
+                            f"passes: it is called as `{wm.name}(self, stage_info, ...)` when the kernel is "
+                            f"traced, and it {wm.stage_info_problem} (TypeError); add the `stage_info` "
+                            f"parameter after `self`", at,
+                            related=[Related(e.range, f"'{t.name}' calls it here")])
+
+
+@register
+class DslDecoratorNotInnermost(Rule):
+    """`@cute.jit` (or `@cute.kernel`) above `@consumer_work` / `@producer_work`.
+
+    ## What it does
+    Reports a work method, called by a schedule of the kernel, whose `@cute.jit` /
+    `@cute.kernel` decorator is not the one closest to `def`, at that decorator. The
+    method is still registered (the work decorator's registration is copied onto the
+    jit wrapper), so the schedule captures it; the DSL checks the order when the kernel
+    is traced and the method is first compiled.
+    ## Why is this bad?
+    The CuTe DSL compiles a function only when its DSL decorator is the innermost one:
+    the kernel fails to compile with `DSLUserCodeError: error[UNSUP_DECORATOR_ORDER]: The
+    cute.jit decorator must be the innermost decorator (closest to def)`.
+    ## Example
+    ```python
+    @cute.jit
+    @consumer_work(returns=col)
+    def compute_col(self, stage_info): ...
+    ```
+    ## Use instead
+    ```python
+    @consumer_work(returns=col)
+    @cute.jit
+    def compute_col(self, stage_info): ...
+    ```
+    """
+    code = "TS241"
+    name = "dsl-decorator-not-innermost"
+    order = 199
+    reference_exception = "DSLUserCodeError"
+    reference_checks_at = "kernel"
+
+    def check(self, kernel):
+        for t, e, _res, wm in _called_work_methods(kernel):
+            if not wm.misplaced_dsl_decorator:
+                continue
+            text, at = wm.misplaced_dsl_decorator
+            yield self.diag(f"{text} must be the innermost decorator of work method '{_owner_name(wm)}.{wm.name}' "
+                            f"(closest to `def`): the DSL rejects the order when the kernel is traced "
+                            f"(UNSUP_DECORATOR_ORDER); move it directly above the `def`", at,
+                            related=[Related(e.range, f"'{t.name}' calls it here")])
+
+
+def _stage_info_program(fill_def: str = "    def fill(self, stage_info):\n", call: bool = True) -> str:
+    from ._programs import copy_program
+    body = "with domain_loop(0, 8, 1):\n    v = src.get_item()\n    dst.set_item(data=v)\n"
+    if call:
+        body += "    dst.fill()\n"
+    src = copy_program(body)
+    return src.replace("    def fill(self, stage_info):\n", fill_def, 1)
+
+
+WorkMethodWithoutStageInfo.VALID = [
+    _stage_info_program(),
+    # a method without stage_info that no schedule calls is never called
+    _stage_info_program("    def fill(self):\n", call=False),
+]
+WorkMethodWithoutStageInfo.INVALID = [
+    _stage_info_program("    def fill(self):  # expect: TS240\n"),
+    _stage_info_program("    def fill(self, *, stage_info=None):  # expect: TS240\n"),
+]
+
+_JIT_IMPORT = "import cutlass.cute as cute\n\nfrom ts_runtime import ("
+
+
+def _jit_program(order: str) -> str:
+    from ._programs import copy_program
+    src = copy_program().replace("from ts_runtime import (", _JIT_IMPORT, 1)
+    return src.replace("    @consumer_work(returns=item)\n    def get_item(self, stage_info):\n",
+                       order + "    def get_item(self, stage_info):\n", 1)
+
+
+DslDecoratorNotInnermost.VALID = [
+    _jit_program("    @consumer_work(returns=item)\n    @cute.jit\n"),
+    # a method no schedule calls is never compiled
+    _jit_program("    @consumer_work(returns=item)\n    @cute.jit\n").replace(
+        "    @consumer_work(returns=flag)\n", "    @cute.jit\n    @consumer_work(returns=flag)\n", 1),
+]
+DslDecoratorNotInnermost.INVALID = [
+    _jit_program("    @cute.jit  # expect: TS241\n    @consumer_work(returns=item)\n"),
+]

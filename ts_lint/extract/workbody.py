@@ -1,0 +1,584 @@
+"""Python errors in the work methods a kernel's schedules call, found without running them.
+
+The kernel compiles (calls) every work method its schedules call, as `method(self,
+stage_info, **inputs)`, and those call the resource's own helper methods. Three errors
+there are certain from the text:
+
+* TS963: `stage_info.<name>` where `StageInfo` (a frozen dataclass of the TS API) has no
+  such field or attribute (`stage_info.stage_index`);
+* TS966: `self.<name>` where no class in the resource's MRO defines `name` and no code of
+  the program sets it (`self.bufs` for `self.buf`);
+* TS907: `self.helper(...)` whose arguments do not bind to the helper method's
+  parameters (`self._init()` for `def _init(self, stage_info)`).
+
+Each is reported only where the body certainly reaches it: the flow analysis of TS962
+(`unbound._Flow`: a statement after a branch that may leave, in an `if` ts-lint cannot
+decide, a loop that may not run, a `try` or a non-TS `with` is not judged). A
+`self.helper(...)` call that certainly runs and binds is followed into the helper, with
+the parameters that receive `stage_info` known as StageInfo there.
+
+What `self` may have (TS966) is an over-approximation, and any doubt gives up: the names
+bound anywhere in the bodies of the user's classes of the MRO (methods, class attributes,
+dataclass fields, properties, names bound under conditions), the attributes of the
+interpreted instance, every attribute that any code of the analysed files stores or
+deletes (`x.name = ...` with any `x`, `setattr(x, "name", ...)`, a string literal
+`"name"` anywhere), the attributes of ts_runtime's base class, and every name that the
+framework may set on a resource object (`base_attribute_names`: ts_runtime's base classes
+and the names its modules set, which tests/test_api_surface.py checks cover the
+reference's live objects). The check is off for a class with a
+decorator other than `@dataclass`, a metaclass, `__getattr__` / `__getattribute__` /
+`__setattr__` / `__slots__`, a base ts-lint cannot see, for a program that uses
+`__dict__`, `setattr` / `__setattr__` with a computed name, `exec` or `eval`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+from difflib import get_close_matches
+from typing import Optional, Set
+
+import libcst as cst
+
+from .unbound import _Flow, _stmt_list, _bindings, scope_bindings
+
+MAX_HELPER_DEPTH = 8
+
+
+# ---------------------------------------------------------------------------- StageInfo
+@functools.lru_cache(maxsize=1)
+def stage_info_names() -> frozenset:
+    """The attributes a `StageInfo` has: ts_runtime's dataclass fields and class attributes
+    (tests/test_api_surface.py checks the reference's are among them)."""
+    from ts_runtime.resources import StageInfo
+    return frozenset(f.name for f in dataclasses.fields(StageInfo)) | frozenset(dir(StageInfo))
+
+
+# ---------------------------------------------------------------------------- the base class
+# what a module's source may set on an object: `.name =` (also augmented, annotated, a
+# tuple / loop target), class-body and local bindings (`name =`, `name:`, `def name`), and
+# identifier-like string literals (`setattr(obj, "name", ...)`, `object.__setattr__`)
+_STORE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)[ \t]*(?:=(?!=)|[-+*/%&|^@]=|//=|\*\*=|>>=|<<=|:(?!=)|[,)\]]|"
+                    r"[ \t]+(?:in|for)\b)")
+_BIND = re.compile(r"^[ \t]*(?:(?:async[ \t]+)?def|class)[ \t]+([A-Za-z_]\w*)|^[ \t]*([A-Za-z_]\w*)[ \t]*(?::|=(?!=))",
+                   re.M)
+_STR = re.compile(r"""["']([A-Za-z_]\w*)["']""")
+
+
+def _names_in(text: str) -> Set[str]:
+    names = set(_STORE.findall(text))
+    for a, b in _BIND.findall(text):
+        names.add(a or b)
+    names.update(_STR.findall(text))
+    return names
+
+
+# Names the reference's framework gives its resource objects that ts_runtime's classes do
+# not have, observed on live objects only (tests/test_api_surface.py: the `dir()` of its
+# resource base classes, the `vars()` of a resource it built and of the resources of a
+# kernel it compiled; the test fails when a new one appears). Pipeline state kept on the
+# resource while a kernel is traced, and private helpers.
+FRAMEWORK_NAMES = frozenset("""
+consumer_release_state consumer_state consumer_status consumer_work_stage producer_commit_state
+producer_state producer_status copy_consumer_vars_to copy_consumer_vars_to_consumer_of
+create_consumer_variables_internal create_producer_variables_internal dummy
+get_producer_acquire_state get_producer_commit_state get_producer_work_state initial_work_tile_info
+initialize_runtime_state_internal load_consumer_status load_producer_status store_consumer_status
+store_producer_status _apply_task_warp_leader_to_tma_umma _decode_clc_response _fetch_work_tile_impl
+_get_and_advance_work_tile_impl _get_consumer_var_from_ts _get_cta_v_size _get_producer_var_from_ts
+_get_stage_response_ptr _make_initial_work_tile _producer_task_warp_leader_predicate
+_producer_warp_leader_idxs _raise_captured_schedule_var_access _reset_task_local_variables_to_defaults
+_set_consumer_var_from_ts _set_producer_var_from_ts _state_src_owner
+_tma_async_consumer_release_uses_all_threads _ts_captured_schedule_access_context
+_ts_captured_schedule_depth _ts_captured_schedule_execution _ts_captured_schedule_user_hook
+_ts_is_captured_schedule_execution _ts_task_local_variables _work_tile_info_from_clc_response
+""".split())
+
+
+@functools.lru_cache(maxsize=1)
+def base_attribute_names() -> frozenset:
+    """Every name a resource object may have from the framework: the attributes of
+    ts_runtime's resource base classes, and every name ts_runtime's own modules may set on
+    an object (over-approximated from their source, `_names_in`). ts_runtime is the drop-in
+    for the reference; with FRAMEWORK_NAMES, the rest of what the reference's objects were
+    seen to have. tests/test_api_surface.py checks, on live objects of the reference (its
+    classes' `dir()`, a built resource's and a compiled kernel's resources' `vars()`), that
+    every name they have is among these."""
+    from ts_runtime import resources as R
+    names: Set[str] = set()
+    for k in (R.MemoryResource, R.PdlWaitBarrier, R.PdlLaunchBarrier, R.WorkQueue):
+        names.update(dir(k))
+        if dataclasses.is_dataclass(k):
+            names.update(f.name for f in dataclasses.fields(k))
+    folder = os.path.dirname(os.path.abspath(R.__file__))
+    for root, _dirs, files in os.walk(folder):
+        for fn in sorted(files):
+            if fn.endswith(".py"):
+                try:
+                    with open(os.path.join(root, fn), encoding="utf-8") as f:
+                        names |= _names_in(f.read())
+                except (OSError, UnicodeDecodeError):
+                    continue
+    return frozenset(names) | FRAMEWORK_NAMES
+
+
+# ---------------------------------------------------------------------------- the user's files
+_DYNAMIC = re.compile(r"__dict__|\bexec\s*\(|\beval\s*\(")
+_SETATTR = re.compile(r"(?:\bsetattr|__setattr__)\s*\(")
+_SETATTR_LITERAL = re.compile(r"""(?:\bsetattr|__setattr__)\s*\(\s*[^,()]*,\s*(['"])\w+\1""")
+_FILE_FACTS: dict = {}         # text -> [dynamic, {name: stored?}, ast stores or None]
+
+
+def _file_facts(text: str) -> list:
+    facts = _FILE_FACTS.get(text)
+    if facts is None:
+        dynamic = bool(_DYNAMIC.search(text)) or \
+            len(_SETATTR.findall(text)) != len(_SETATTR_LITERAL.findall(text))
+        if len(_FILE_FACTS) > 64:
+            _FILE_FACTS.clear()
+        facts = _FILE_FACTS[text] = [dynamic, {}, None]
+    return facts
+
+
+def _ast_stores(text: str, facts: list) -> Optional[Set[str]]:
+    """Attribute names stored or deleted anywhere in `text` (`ast`), None if it does not
+    parse."""
+    if facts[2] is None:
+        import ast
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            facts[2] = False
+            return None
+        stores = set()
+        for n in ast.walk(tree):
+            if type(n) is ast.Attribute and type(n.ctx) is not ast.Load:
+                stores.add(n.attr)
+        facts[2] = stores
+    return facts[2] or None
+
+
+def _may_set(text: str, name: str) -> bool:
+    """Whether the code in `text` may set attribute `name` on some object (or sets
+    attributes dynamically)."""
+    facts = _file_facts(text)
+    if facts[0]:
+        return True
+    hit = facts[1].get(name)
+    if hit is None:
+        hit = False
+        if re.search(r"""["']""" + re.escape(name) + r"""["']""", text):
+            hit = True
+        else:
+            for m in re.finditer(r"\.[ \t]*" + re.escape(name) + r"\b", text):
+                rest = text[m.end():m.end() + 8]
+                if re.match(r"[ \t]*(?:=(?!=)|[-+*/%&|^@]=|//=|\*\*=|>>=|<<=|:(?!=))", rest):
+                    hit = True            # a store (or an annotation, or a slice / dict key)
+                    break
+                if re.match(r"[ \t]*(?:[,)\]]|\\|$|\n|in\b|for\b)", rest):
+                    stores = _ast_stores(text, facts)    # a tuple / loop target, or a read
+                    hit = stores is None or name in stores
+                    break
+        facts[1][name] = hit
+    return hit
+
+
+def _texts(ctx) -> Optional[list]:
+    src = ctx.src
+    if src is None:
+        return None
+    files = [src.main] + list(src.others) if hasattr(src, "others") and hasattr(src, "main") else [src]
+    if any(f is None for f in files):
+        return None
+    out = []
+    for f in files:
+        t = getattr(f, "source", None)
+        if not isinstance(t, str):
+            return None
+        out.append(t)
+    return out
+
+
+# ---------------------------------------------------------------------------- the class
+_HOOKS = frozenset({"__getattr__", "__getattribute__", "__setattr__", "__slots__", "__dict__"})
+
+
+def _walrus(it, node) -> bool:
+    """Whether the file that holds `node` has a `:=` at all (the walrus scan is slow)."""
+    from .imports import source_of
+    from .unbound import _module_facts
+    try:
+        return _module_facts(it, source_of(it.ctx, node))[1]
+    except Exception:
+        return True
+
+
+def _dataclass_decorator(it, dec) -> bool:
+    d = dec.decorator
+    if isinstance(d, cst.Call):
+        d = d.func
+    text = it.text(d).strip()
+    return text in ("dataclass", "dataclasses.dataclass")
+
+
+def class_names(it, cls) -> Optional[tuple]:
+    """(names the class and its bases define, whether a TS base is among them) for the
+    attribute check, or None when ts-lint cannot know them (see the module docstring);
+    cached on the ClassVal."""
+    cached = getattr(cls, "_ts_attr_names", False)
+    if cached is not False:
+        return cached
+    result = _class_names(it, cls)
+    try:
+        cls._ts_attr_names = result
+    except AttributeError:
+        pass
+    return result
+
+
+def _class_names(it, cls) -> Optional[tuple]:
+    from ts_runtime.resources import BASE_FIELDS
+    names: Set[str] = set()
+    ts_base = False
+    for k in cls.mro:
+        if k.builtin is None:
+            node = k.node
+            if not isinstance(node, cst.ClassDef) or node.keywords or \
+                    any(a.keyword is not None for a in node.bases) or \
+                    not all(_dataclass_decorator(it, d) for d in node.decorators):
+                return None
+            names.update(k.namespace)
+            names.update(t.value for t, _a, _s in getattr(k, "annotations", ()) if isinstance(t, cst.Name))
+            names.update(f.name for f in getattr(k, "own_fields", ()))
+            names |= _bindings(_stmt_list(node.body), _walrus(it, node)).names
+            if names & _HOOKS:
+                return None
+        elif k.builtin == "object":
+            names.update(dir(object))
+        elif k.live is not None and isinstance(k.live, type):
+            live = k.live
+            if any(h in vars(c) for c in live.__mro__ if c is not object for h in _HOOKS - {"__dict__"}):
+                return None
+            names.update(dir(live))
+            if dataclasses.is_dataclass(live):
+                names.update(f.name for f in dataclasses.fields(live))
+            names.update(BASE_FIELDS)
+            ts_base = True
+        else:
+            return None            # a class ts-lint cannot see into
+    return frozenset(names), ts_base
+
+
+# ---------------------------------------------------------------------------- the flow
+class _Body(_Flow):
+    """The TS962 flow over one method body, recording the attribute reads on `self` and
+    on its StageInfo parameters and the `self.helper(...)` calls that certainly run
+    (`events`: ("self", Attribute), ("stage", Attribute), ("call", Call, (positional
+    indices, keywords) of the arguments that pass a StageInfo parameter))."""
+
+    def __init__(self, fn, me: Optional[str], stage: Set[str], walrus: bool, builtin_range: bool, lookup):
+        super().__init__(fn.name.value, fn, lambda n: True, False, lookup, lambda *a: None,
+                         builtin_range=builtin_range, walrus=walrus)
+        _params, bound, glob, nonloc = scope_bindings(fn, walrus)
+        rebound = bound | glob | nonloc
+        self.me = me if me is not None and me not in rebound else None
+        self.stage = {s for s in stage if s not in rebound}
+        self.events: list = []
+
+    def _base(self, node) -> Optional[str]:
+        if type(node) is not cst.Name:
+            return None
+        n = node.value
+        if n != self.me and n not in self.stage:
+            return None
+        if any(n in s for s in self.shadow):
+            return None
+        return "self" if n == self.me else "stage"
+
+    def read(self, node):
+        t = type(node)
+        if self.certain:
+            if t is cst.Attribute:
+                kind = self._base(node.value)
+                if kind is not None:
+                    self.events.append((kind, node))
+            elif t is cst.Call:
+                f = node.func
+                if type(f) is cst.Attribute and self._base(f.value) == "self":
+                    super().read(node)
+                    if self.certain:
+                        pos, kws = set(), set()
+                        i = 0
+                        for a in node.args:
+                            if a.keyword is None:
+                                if self._base(a.value) == "stage":
+                                    pos.add(i)
+                                i += 1
+                            elif self._base(a.value) == "stage":
+                                kws.add(a.keyword.value)
+                        self.events.append(("call", node, (frozenset(pos), frozenset(kws))))
+                    return
+        super().read(node)
+
+
+# (id(def), me, stage params, builtin range, walrus) -> (def, {name: value looked up}, events):
+# a warm re-lint places the unchanged functions' parsed units again (the same node
+# objects), and their flow is reused when every plain value it looked up is the same
+_EVENTS: dict = {}
+_RAISED = object()
+
+
+def _plain(v) -> bool:
+    from .unbound import _plain as plain
+    return plain(v)
+
+
+def _events(it, func, fn, me, stage, walrus: bool, builtin_range: bool) -> list:
+    closure = func.closure
+    key = (id(fn), me, frozenset(stage), builtin_range, walrus)
+
+    def lookup(n):
+        return it.lookup(n, closure)
+
+    hit = _EVENTS.get(key)
+    if hit is not None and hit[0] is fn:
+        try:
+            if all(_same_lookup(lookup, n, v) for n, v in hit[1].items()):
+                return hit[2]
+        except Exception:
+            pass
+    deps, cacheable = {}, [True]
+
+    def recording(n):
+        try:
+            v = lookup(n)
+        except Exception:
+            deps[n] = _RAISED
+            raise
+        if _plain(v):
+            deps[n] = v
+        else:
+            cacheable[0] = False
+        return v
+
+    body = _Body(fn, me, stage, walrus, builtin_range, recording)
+    body.block(fn.body)
+    if cacheable[0]:
+        if len(_EVENTS) > 4096:
+            _EVENTS.clear()
+        _EVENTS[key] = (fn, deps, body.events)
+    return body.events
+
+
+def _same_lookup(lookup, n, v) -> bool:
+    try:
+        now = lookup(n)
+    except Exception:
+        return v is _RAISED
+    return v is not _RAISED and type(now) is type(v) and now == v
+
+
+class _Analysis:
+    """One work method on one resource object (its class decides what `self` has)."""
+
+    def __init__(self, it, obj, where: str, seen: set):
+        self.it = it
+        self.ctx = it.ctx
+        self.obj = obj
+        self.cls = obj.cls
+        self.where = where
+        self.seen = seen          # (id(def node), me, stage params) already analysed
+        self.depth = 0
+        self._defined: dict = {}
+
+    # -------------------------------------------------------------- entry
+    def method(self, func, me: Optional[str], stage: Set[str]):
+        key = (id(func.node), me, frozenset(stage))
+        if key in self.seen or self.depth > MAX_HELPER_DEPTH:
+            return
+        self.seen.add(key)
+        ctx = self.ctx
+        src = ctx.src
+        fn = src.full(func.node) if src is not None else func.node
+        if not isinstance(fn, cst.FunctionDef):
+            return
+        from .imports import source_of
+        from .unbound import _enclosing, _module_facts
+        fsrc = source_of(ctx, func.node)
+        module_names, walrus = _module_facts(self.it, fsrc)
+        # `range` is the builtin when neither the module nor an enclosing function binds it
+        enclosing = _enclosing(fsrc, func)
+        builtin_range = module_names is not None and "range" not in module_names and enclosing is not None \
+            and not any("range" in set().union(*scope_bindings(e, walrus)) for e in enclosing)
+        events = _events(self.it, func, fn, me, stage, walrus, builtin_range)
+        self.depth += 1
+        try:
+            for ev in events:
+                if ev[0] == "self":
+                    self.self_attr(ev[1])
+                elif ev[0] == "stage":
+                    self.stage_attr(ev[1])
+                else:
+                    self.self_call(ev[1], ev[2])
+        finally:
+            self.depth -= 1
+
+    # -------------------------------------------------------------- findings
+    def _report(self, code: str, message: str, node, fix_names=()):
+        ctx = self.ctx
+        rng = ctx.range(node)
+        key = (code, rng.path, rng.line, rng.column)
+        done = getattr(ctx, "_ts_workbody_seen", None)
+        if done is None:
+            done = ctx._ts_workbody_seen = set()
+        if key in done:
+            return
+        done.add(key)
+        fix = None
+        if fix_names and isinstance(node, cst.Attribute):
+            from ts_runtime.diagnostics import Edit, Fix
+            fix = Fix(f"Replace with `{fix_names[0]}`", (Edit(ctx.range(node.attr), fix_names[0]),), "unsafe")
+        ctx.report(code, message, rng, fix=fix)
+
+    def stage_attr(self, node):
+        name = node.attr.value
+        if name.startswith("__") or name in stage_info_names():
+            return
+        public = sorted(n for n in stage_info_names() if not n.startswith("_"))
+        close = get_close_matches(name, public, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        self._report("TS963", f"'StageInfo' object has no attribute '{name}'{hint}: Python raises AttributeError "
+                     f"here when the kernel is traced ({self.where})", node, close)
+
+    def self_attr(self, node):
+        name = node.attr.value
+        if name.startswith("__") or self.defined(name):
+            return
+        known = class_names(self.it, self.cls)
+        pool = sorted(n for n in (known[0] if known else ()) if not n.startswith("__"))
+        close = get_close_matches(name, pool, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        self._report("TS966", f"'{self.cls.name}' object has no attribute '{name}'{hint}: no class of its MRO "
+                     f"defines it and no code sets it, so Python raises AttributeError here when the kernel "
+                     f"is traced ({self.where})", node, close)
+
+    def defined(self, name: str) -> bool:
+        """Whether `self.<name>` may exist (any doubt: True)."""
+        hit = self._defined.get(name)
+        if hit is None:
+            hit = self._defined[name] = self._may_exist(name)
+        return hit
+
+    def _may_exist(self, name: str) -> bool:
+        if name in self.obj.attrs:
+            return True
+        known = class_names(self.it, self.cls)
+        if known is None:
+            return True
+        names, ts_base = known
+        if name in names:
+            return True
+        texts = _texts(self.ctx)
+        if texts is None or any(_may_set(t, name) for t in texts):
+            return True
+        if ts_base and name in base_attribute_names():
+            return True
+        return False
+
+    def self_call(self, call: cst.Call, stage_args: tuple):
+        """`self.<name>(...)` that certainly runs: TS907 when its arguments do not bind
+        to the method's parameters, else the method is followed."""
+        from .values import FuncVal
+        name = call.func.attr.value
+        if name in self.obj.attrs:
+            return                       # an instance attribute shadows the method
+        _owner, v = self.cls.lookup(name)
+        if not isinstance(v, FuncVal) or v.kind != "function" or not isinstance(v.node, cst.FunctionDef):
+            return
+        if not all(_dsl_decorator(d) for d in v.node.decorators):
+            return                       # a decorator that may change the signature
+        if any(a.star for a in call.args):
+            return
+        import inspect
+        sig = _signature_of(v)
+        if sig is None:
+            return
+        pos = [a for a in call.args if a.keyword is None]
+        kws = {a.keyword.value: a for a in call.args if a.keyword is not None}
+        try:
+            bound = sig.bind(None, *pos, **kws)
+        except TypeError as exc:
+            self._report("TS907", f"{self.cls.name}.{name}(...): {exc}: Python raises TypeError here when the "
+                         f"kernel is traced ({self.where})", call)
+            return
+        params = list(sig.parameters.values())
+        if not params or params[0].kind not in (inspect.Parameter.POSITIONAL_ONLY,
+                                                inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            return
+        stage_pos, stage_kws = stage_args
+        passed = {id(a) for i, a in enumerate(pos) if i in stage_pos}
+        passed |= {id(a) for k, a in kws.items() if k in stage_kws}
+        stage = {pname for pname, arg in bound.arguments.items() if isinstance(arg, cst.Arg) and id(arg) in passed}
+        self.method(v, params[0].name, stage)
+
+
+_SIGNATURES: dict = {}      # id(def node) -> (node, inspect.Signature or None)
+
+
+def _signature_of(func):
+    """schedules._signature of a method, kept per def node (the same node objects in a
+    warm re-lint)."""
+    node = func.node
+    hit = _SIGNATURES.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    from .schedules import _signature
+    try:
+        sig = _signature(func)
+    except Exception:
+        sig = None
+    if len(_SIGNATURES) > 4096:
+        _SIGNATURES.clear()
+    _SIGNATURES[id(node)] = (node, sig)
+    return sig
+
+
+def _dsl_decorator(dec) -> bool:
+    """`@cute.jit` / `@cute.kernel` (bare or called): the DSL calls the function with
+    Python's binding."""
+    d = dec.decorator
+    if isinstance(d, cst.Call):
+        d = d.func
+    return isinstance(d, cst.Attribute) and d.attr.value in ("jit", "kernel") or \
+        isinstance(d, cst.Name) and d.value == "jit"
+
+
+# ---------------------------------------------------------------------------- entry point
+def check_work_method(it, obj, wm, label: str) -> None:
+    """TS963 / TS966 / TS907 in the work method `wm` (a WorkMethodVal) the kernel's
+    schedules call on the resource `obj`, and in the helpers it calls; never raises."""
+    from .interpreter import param_list
+    from .values import FuncVal
+    func = getattr(wm, "func", None)
+    if not isinstance(func, FuncVal) or not isinstance(func.node, cst.FunctionDef):
+        return
+    ctx = it.ctx
+    seen = getattr(ctx, "_ts_workbody_done", None)
+    if seen is None:
+        seen = ctx._ts_workbody_done = {}
+    per_class = seen.setdefault(id(obj.cls), set())
+    try:
+        positional = [p.name.value for p, kind in param_list(func.node.params)
+                      if kind in ("positional_only", "pos_or_kw")]
+        if not positional:
+            return
+        me = positional[0]
+        stage = {positional[1]} if len(positional) > 1 else set()
+        owner = func.owner.name if getattr(func, "owner", None) is not None else obj.cls.name
+        _Analysis(it, obj, f"work method '{owner}.{label}'", per_class).method(func, me, stage)
+    except RecursionError:
+        return
+    except Exception:          # the lint never fails on its own analysis
+        return
+
