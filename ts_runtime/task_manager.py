@@ -15,10 +15,10 @@ from .diagnostics import Diagnostic, ScheduleValidationError, Severity, raise_fi
 from .locate import call_arguments, dict_entries
 from .model.kernel import GraphEdge, KernelModel, ManagerOptions
 from .rules.registry import get as get_rule, make_diagnostic
-from .api_calls import CheckedCall
+from .api_calls import CheckedCall, checked_method
 from .source import caller_range
 
-__all__ = ["TaskManager", "WARP_SIZE", "expand_loop"]
+__all__ = ["TaskManager", "WARP_SIZE", "expand_loop", "graph_entry_message"]
 
 WARP_SIZE = 32
 _NEVER_DOWNGRADED = ("AssertionError", "TypeError")
@@ -109,6 +109,7 @@ class TaskManager(metaclass=CheckedCall):
         return self._smem_allocator
 
     # ------------------------------------------------------------------ validation
+    @checked_method
     def validate(self) -> list:
         """All findings (errors, warnings, infos) of every rule, without raising."""
         from .rules.engine import run_manager_rules
@@ -116,6 +117,7 @@ class TaskManager(metaclass=CheckedCall):
         self.check_result = getattr(self.kernel, "check_result", None)
         return sorted(diags, key=lambda d: (d.severity is not Severity.ERROR, d.sort_key()))
 
+    @checked_method
     def print_and_verify(self):
         diags = self.validate()
         if self.skip_validation:   # TS901: shared with ts-lint
@@ -135,6 +137,7 @@ class TaskManager(metaclass=CheckedCall):
             raise exc
 
     # ------------------------------------------------------------------ kernel time
+    @checked_method
     def setup_resources_and_tasks(self):
         if self._setup_done:
             raise_finding("TS902", AssertionError, "setup_resources_and_tasks must be called exactly once",
@@ -143,6 +146,7 @@ class TaskManager(metaclass=CheckedCall):
         setup_resources_and_tasks(self)
         self._setup_done = True
 
+    @checked_method
     def run(self):
         if not self._setup_done:
             raise_finding("TS903", AssertionError, "setup_resources_and_tasks must be called before run",
@@ -150,6 +154,7 @@ class TaskManager(metaclass=CheckedCall):
         from .codegen.runtime import run_tasks
         run_tasks(self)
 
+    @checked_method
     def get_marmaid_string_dependency_graph(self, direction="TD", include_resource_details=True,
                                             collapse_work_queue_edges=True) -> str:
         from .mermaid import mermaid_graph
