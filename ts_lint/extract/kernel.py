@@ -9,7 +9,26 @@ from ts_runtime.model.kernel import GraphEdge, KernelModel, ManagerOptions, Task
 from ts_runtime.model.values import is_static_int
 
 from .common import WorkMethodVal, _Abort, _signature_bind, _static
-from .values import AllocatorVal, FuncVal, ResourceObj, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN
+from .values import (
+    AllocatorVal, BoundMethod, FuncVal, ResourceObj, ScheduleFuncVal, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN,
+)
+
+
+def _not_a_schedule(v) -> bool:
+    """A `schedule=` value that certainly is no captured schedule (no `schedule_list` under
+    the reference): the @schedule function itself, a plain function, or plain data. A
+    function whose def has a decorator ts-lint may have taken for the identity (another
+    decorator than `@schedule`) is not judged."""
+    def plain_def(f, allowed: int) -> bool:
+        return type(f) is FuncVal and len(getattr(f.node, "decorators", ())) <= allowed
+
+    if isinstance(v, ScheduleFuncVal):
+        return plain_def(v.func, 1)
+    if type(v) is FuncVal:
+        return v.kind == "function" and plain_def(v, 0)
+    if type(v) is BoundMethod:
+        return plain_def(v.func, 0) and v.func.kind == "function"
+    return type(v) in (bool, int, float, str, bytes, list, tuple, dict, set, frozenset, range)
 
 
 class KernelMixin:
@@ -139,6 +158,17 @@ class KernelMixin:
             if unroll is not None and unroll is not UNKNOWN and (isinstance(unroll, bool) or not isinstance(unroll, int)):
                 report("TS113", f"'unroll' must be a compile-time int or None, got {unroll!r}",
                        model.lowered.domain_range)
+        elif _not_a_schedule(sched):
+            # the reference fails reading `schedule.schedule_list` (AttributeError); the
+            # runtime reports TS112 there (task.schedule_value_message)
+            from ts_runtime.task import schedule_value_message
+            fn = sched.func.name if isinstance(sched, ScheduleFuncVal) else None
+            got = "function" if isinstance(sched, FuncVal) else type(sched).__name__
+            report("TS112", schedule_value_message(name, got, fn), arg_ranges.get("schedule", rng))
+            task.ok, task.reason = False, "its schedule is not a captured schedule"
+            if not quiet and not it._try_depth:
+                from .frames import UserRaise
+                raise UserRaise(call, reported=True)    # the program stops here, as at run time
         else:
             reasons.append("its schedule could not be resolved")
             if sched is UNKNOWN:

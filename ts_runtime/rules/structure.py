@@ -141,14 +141,19 @@ rule("TS111", "domain-getter-not-get-domain", """
     Name the method `get_domain` and build the task from that class.
     """, phase="task")
 rule("TS112", "missing-task-schedule", """
-    `Task(schedule=None)`.
+    `Task(schedule=None)`, or a `schedule=` that is not a captured schedule.
 
     ## What it does
-    Requires a captured schedule on every task.
+    Requires a captured schedule (the result of calling an `@schedule` function with the
+    task's resources) on every task: not `None`, not the `@schedule` function itself
+    (`schedule=load_schedule`, not called), not a number or other plain value. ts-lint
+    reports a value it knows is such.
     ## Why is this bad?
-    A task without a schedule has nothing to run.
+    A task without a schedule has nothing to run. The reference rejects `None` with a
+    ValueError and fails on anything else with `AttributeError: 'function' object has no
+    attribute 'schedule_list'`.
     ## Example
-    `Task(..., schedule=None)`
+    `Task(..., schedule=None)`, `Task(..., schedule=load_schedule)`
     ## Use instead
     `Task(..., schedule=my_schedule(res_a, res_b))`
     """, phase="task")
