@@ -321,6 +321,18 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self.ctx.report(code, message, self.rng(node), fix=fix)
         raise UserRaise(node, reported=True)
 
+    def type_error(self, node, message: str):
+        """TS964 for an operation on a value of a type that certainly lacks it (`n[0]`,
+        `n()`, `for x in n`, `a, b = n` with `n` an int): Python raises TypeError there.
+        As `certain_error`; in addition not in the `__main__` block's run, whose
+        command-line values may have another type than their argparse defaults, and not
+        after a branch ts-lint could not decide that may have returned from a function on
+        the call stack (the operation may not be reached); there the caller goes on with an
+        unknown result."""
+        if self.ctx.root_name == "__main__" or any(f.maybe_returned for f in self.frames):
+            return
+        self.certain_error(node, "TS964", f"{message}: Python raises TypeError here")
+
     def _module_level_read(self, node, scope):
         """A read in the module body (or a class body in it) while it is imported, of a
         name that no scope on the way has: TS962 when the module binds that name nowhere
