@@ -219,8 +219,10 @@ def _partial(it, args, kwargs, call):
         return UNKNOWN
     fn, pre = args[0], list(args[1:])
     pre_kw = dict(kwargs)
-    return BuiltinFunc("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
-                       qualname="functools.partial")
+    out = BuiltinFunc("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
+                      qualname="functools.partial")
+    out.made_at = call        # the `functools.partial(...)` call that made it (tsapi._fresh_partial)
+    return out
 
 
 def _reduce(it, args, kwargs, call):

@@ -479,11 +479,23 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     def _schedule_decorator(self, it, args, kwargs, call):
         if len(args) == 1 and isinstance(args[0], FuncVal):
             return ScheduleFuncVal(args[0])
+        if len(args) == 1 and not kwargs and _fresh_partial(args[0], call):
+            return _b("schedule()", self._nameless_schedule, "schedule()")
         return UNKNOWN
+
+    def _nameless_schedule(self, it, args, kwargs, call):
+        """TS138: calling `schedule(functools.partial(...))`'s result, as the runtime's
+        `traced` raises (the reference's AttributeError reading the partial's __name__)."""
+        from ts_runtime.schedule_builder import nameless_schedule_message
+        from .frames import UserRaise
+        if call is None or it._try_depth:
+            raise UserRaise(call)
+        self.ctx.report("TS138", nameless_schedule_message("functools.partial"), self._r(call))
+        raise UserRaise(call, reported=True)
 
     def _work_decorator(self, side: str):
         def decorator(it, args, kwargs, call):
-            fn = args[0] if args else kwargs.get("fn")
+            fn = args[0] if args else kwargs.get("method")
             work_attrs = kwargs.get("work_attrs", E.WorkAttr.NONE)
             returns = kwargs.get("returns")
             rng = it.rng(call) if call is not None else None
@@ -590,6 +602,17 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 out[a.keyword.value] = self.it.rng(a.value)
                 out["=" + a.keyword.value] = self.it.rng(a)
         return out
+
+
+def _fresh_partial(v, call) -> bool:
+    """Whether `v` is a `functools.partial` object made by the argument expression of
+    `call` itself (`schedule(functools.partial(body, 8))`): nothing can have given it a
+    `__name__`."""
+    if not isinstance(v, BuiltinFunc) or v.qualname != "functools.partial" or not isinstance(call, cst.Call):
+        return False
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    return getattr(v, "made_at", None) is call.args[0].value
 
 
 def _returns_dict_literal(it, node) -> bool:
