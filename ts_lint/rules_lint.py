@@ -3,7 +3,8 @@
 TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
 `Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
 TS963 (an attribute a ts API class lacks) in `tsapi.missing_api_attribute`, TS964 (arithmetic
-on a function) in `ExpressionsMixin._e_binop`; the last two through `Interpreter.certain_error`.
+on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
+number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
 In the work methods a kernel's schedules call, TS963 on `stage_info.<name>` and TS966 (an
 attribute the resource does not have) come from `ts_lint/extract/workbody.py`.
 
@@ -306,26 +307,40 @@ _FUNCTION_ARITHMETIC_OK = _VALID.replace("    inp, out = InGmem(", "    def tile
 _FUNCTION_ARITHMETIC = _FUNCTION_ARITHMETIC_OK.replace(
     "with domain_loop(0, tiles() + 0, 1):", "with domain_loop(0, tiles + 0, 1):  # expect: TS964")
 
+_INT_SUBSCRIPT = _VALID.replace("        num_stages=stages, num_bytes=4096,",
+                                 "        num_stages=stages[0], num_bytes=4096,  # expect: TS964")
+_INT_CALL = _VALID.replace("        consumer_group=CooperativeGroup(Agent.Thread, consumer))",
+                           "        consumer_group=CooperativeGroup(Agent.Thread, consumer()))  # expect: TS964")
+
 OPERAND_TYPE_ERROR = rule("TS964", "operand-type-error", """
-    Arithmetic on a function object, in code the kernel build runs.
+    An operation on a value of a type that does not support it, in code the kernel build runs.
 
     ## What it does
-    Reports `f + 1`, `2 * obj.method`, ... where one operand is a function or method of
-    your code (not called) and the other a number, once the run reaches it (also inside
-    an `@schedule` body), with Python's message. Reads under a `try` with a handler and
-    functions run only with assumed arguments are not judged.
+    Reports, once the run reaches it (also inside an `@schedule` body), with Python's
+    message: arithmetic where one operand is a function or method of your code (not
+    called) and the other a number (`f + 1`, `2 * obj.method`); and subscripting,
+    calling, iterating or unpacking a value ts-lint knows is a plain number (`n[0]`,
+    `n()`, `for x in n`, `a, b = n`; calling a string too). Not judged: reads under a
+    `try` with a handler, functions run only with assumed arguments, the `__main__`
+    block's run (a command-line value may have another type than its argparse default),
+    code after a branch ts-lint could not decide that may have returned, and a `for`
+    loop the CuTe DSL rewrites (in a `@cute.jit` / `@cute.kernel` function).
     ## Why is this bad?
     Python raises TypeError there and the kernel is never built. A typical case is a
     dynamic domain-loop bound made one larger, `domain_loop(0, MyTask.get_domain + 1, 1)`:
     the getter is passed to `domain_loop` uncalled, and only a compile-time bound can be
     offset (the reference fails with "unsupported operand type(s) for +: 'function' and
-    'int'").
+    'int'"). Another is two kernel arguments passed in the wrong order, so that a tile
+    shape the kernel indexes (`box[1]`) is the stage count ("'int' object is not
+    subscriptable").
     ## Example
-    `with domain_loop(0, tiles + 1, 1):` where `tiles` is a function.
+    `with domain_loop(0, tiles + 1, 1):` where `tiles` is a function; `box[1]` where
+    `box` is an int.
     ## Use instead
-    Call it (`tiles() + 1`), or offset inside the getter.
+    Call it (`tiles() + 1`), or offset inside the getter; pass the arguments in the order
+    the function declares them (or by keyword).
     """, phase="frontend", severity=Severity.ERROR, exc="TypeError", valid=[_VALID, _FUNCTION_ARITHMETIC_OK],
-    invalid=[_FUNCTION_ARITHMETIC])
+    invalid=[_FUNCTION_ARITHMETIC, _INT_SUBSCRIPT, _INT_CALL])
 
 _DSL_KERNEL = '''\
 from dataclasses import dataclass

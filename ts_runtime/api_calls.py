@@ -4,7 +4,12 @@ Python itself raises TypeError for such a call before any ts code runs. `Task`,
 `TaskManager` and the `PipelineConfig.create_*_cfg` factories bind their arguments first
 (`check_call`), so the same TypeError carries the TS907 diagnostic at the user's line;
 ts-lint binds the same signatures statically (`bind_error`, `message`). One binding, one
-message, both front ends.
+message, both front ends. The other public API a kernel author calls binds the same way:
+the classes through `checked_init` (TaskLocalVariable, PipelineConfig, TileSchedulerConfig,
+SmemAllocation, TmemAllocation, ResourceContext, the allocators, Every, CooperativeGroup),
+the functions through `checked_api` (`schedule`, `consumer_work`, `producer_work`, the
+TileSchedulerConfig factories, `TaskLocalVariable.uninitialized`) and the methods through
+`checked_method` (the allocators', the TaskManager's).
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import inspect
 from typing import Optional
 
 __all__ = ["signature", "bind_error", "message", "check_call", "checked_factory", "checked_api",
-           "schedule_call_error", "positional_names", "CheckedCall"]
+           "checked_init", "checked_method", "schedule_call_error", "positional_names", "CheckedCall"]
 
 
 @functools.lru_cache(maxsize=1024)
@@ -67,6 +72,31 @@ def checked_api(what: str):
             return fn(*args, **kwargs)
         return api
     return deco
+
+
+def checked_init(cls):
+    """Class decorator: constructing `cls` (or a subclass that keeps its `__init__`) binds
+    the arguments to that `__init__` first (TS907), as `CheckedCall` does without a
+    metaclass: `SmemAllocation("a", aligment=128)`, `TaskLocalVariable(doc="...")`.
+    `inspect.signature` still shows the real parameters (`__wrapped__`)."""
+    init = cls.__init__
+
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        check_call(init, f"{type(self).__name__}(...)", (self,) + args, kwargs)
+        init(self, *args, **kwargs)
+    cls.__init__ = __init__
+    return cls
+
+
+def checked_method(fn):
+    """A method of a ts API object (`SmemAllocator.add_resource`, `TaskManager.run`, ...)
+    whose call is bound (TS907) before it runs."""
+    @functools.wraps(fn)
+    def method(self, *args, **kwargs):
+        check_call(fn, f"{type(self).__name__}.{fn.__name__}(...)", (self,) + args, kwargs)
+        return fn(self, *args, **kwargs)
+    return method
 
 
 def schedule_call_error(name: str, sig, args, kwargs) -> Optional[str]:

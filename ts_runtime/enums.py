@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .api_calls import checked_init
+
 __all__ = [
     "PipelineType", "TileSchedulerType", "PipelineGroupMode", "SignalingThreads", "WorkAttr",
     "ScheduleStage", "ScheduleStageType", "LoopGuard", "BlockGuard", "IterationPredicate",
@@ -227,6 +229,7 @@ LAST_ITER = _LastIter()
 _INT32_MAX = 2**31 - 1
 
 
+@checked_init
 @dataclass(frozen=True)
 class Every(IterationPredicate):
     period: int

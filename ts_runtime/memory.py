@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .api_calls import checked_init, checked_method
 from .diagnostics import raise_finding
 from .source import caller_range
 
@@ -61,6 +62,7 @@ def layout(allocations, alias_groups, size_of, align_of=lambda a: getattr(a, "al
     return offset
 
 
+@checked_init
 @dataclass(eq=False)
 class SmemAllocation:
     """A named SMEM region; with `dtype` and size_bytes == 0, size = count * dtype.width // 8."""
@@ -69,8 +71,9 @@ class SmemAllocation:
     alignment: int = 128
     dtype: Any = None
     count: int = 1
-    offset: Optional[int] = 0          # as the reference: 0 until compute_layout() places it (TS715
-                                       # warns about a task's allocation that is never placed)
+    # as the reference: not an argument; 0 until compute_layout() places it (TS715 warns
+    # about a task's allocation that is never placed)
+    offset: Optional[int] = field(init=False, default=0)
 
     def __post_init__(self):
         if self.dtype is not None and not self.size_bytes:
@@ -79,21 +82,25 @@ class SmemAllocation:
                 self.size_bytes = self.count * width // 8
 
 
+@checked_init
 @dataclass(eq=False)
 class TmemAllocation:
     """A named range of TMEM columns (no alignment)."""
     name: str
     num_columns: int
-    offset: Optional[int] = None
-    alignment: int = 1
+    # as the reference: only `name` and `num_columns` are arguments
+    offset: Optional[int] = field(init=False, default=None)
+    alignment: int = field(init=False, default=1)
 
 
+@checked_init
 @dataclass(frozen=True)
 class ResourceContext:
     smem_base: Any = None
     tmem_ptr_i32: Any = None
 
 
+@checked_init
 class _LayoutAllocator:
     unit = "B"
     space = "smem"
@@ -109,12 +116,14 @@ class _LayoutAllocator:
     def _size(self, a) -> int:
         return a.size_bytes if self.space == "smem" else a.num_columns
 
+    @checked_method
     def add(self, alloc):
         # as in the reference, an allocation registered twice is laid out (and counted) twice
         if not any(alloc in ph for g in self.alias_groups for ph in g):
             self.allocations.append(alloc)
         return alloc
 
+    @checked_method
     def add_alias_group(self, phases):
         phases = [list(p) if isinstance(p, (list, tuple)) else [p] for p in phases]
         if len(phases) < 2:
@@ -125,6 +134,7 @@ class _LayoutAllocator:
                     self.allocations.remove(a)
         self.alias_groups.append(phases)
 
+    @checked_method
     def compute_layout(self):
         if self._laid_out:
             raise_finding("TS703", RuntimeError, "compute_layout() already called", caller_range())
@@ -149,6 +159,7 @@ class _LayoutAllocator:
     def alias_savings(self) -> int:
         return sum(self._size(a) for a in self.all_allocations) - self._total if self._laid_out else 0
 
+    @checked_method
     def print_usage_report(self):
         self._require_layout("print_usage_report()")
         print("\n" + self.usage_report() + "\n")
@@ -172,6 +183,7 @@ class _LayoutAllocator:
         return allocator_report(self.model())
 
 
+@checked_init
 class SmemAllocator(_LayoutAllocator):
     """Packs data SMEM (with alias phases) and pipeline barrier storage into one block."""
 
@@ -182,6 +194,7 @@ class SmemAllocator(_LayoutAllocator):
         self.tmem_ptr_alloc = None
         self.smem_base = None
 
+    @checked_method
     def add_resource(self, resource):
         # no de-duplication (the reference's behaviour): a resource added twice has its data
         # and its barriers counted twice (TS707)
@@ -189,6 +202,7 @@ class SmemAllocator(_LayoutAllocator):
         for a in requirements(resource, "get_smem_requirements", SmemAllocation):
             self.add(a)
 
+    @checked_method
     def add_pipeline_group(self, group):
         from .pipeline_group import PipelineGroup
         if getattr(group, "pipeline_config", None) is None and getattr(group, "_merged_model", None) is None:
@@ -202,6 +216,7 @@ class SmemAllocator(_LayoutAllocator):
         # only the group's barrier storage: its members' data goes through add_resource(), as
         # in the reference (a member not added keeps offset 0 and may alias another buffer)
 
+    @checked_method
     def add_tmem_ptr(self, alloc):
         self.tmem_ptr_alloc = alloc
         self.add(alloc)
@@ -229,6 +244,7 @@ class SmemAllocator(_LayoutAllocator):
     def total_smem_bytes(self) -> int:
         return self.total + self.barrier_smem_bytes
 
+    @checked_method
     def allocate(self):
         self._require_layout("allocate()")
         self._allocated = True
@@ -240,10 +256,12 @@ class SmemAllocator(_LayoutAllocator):
         self.smem_base = allocate_smem(self)
         return self.smem_base
 
+    @checked_method
     def assign_barrier_ptrs(self):
         from .codegen.smem import assign_barrier_ptrs
         assign_barrier_ptrs(self)
 
+    @checked_method
     def get(self, alloc):
         if not self._allocated:
             raise_finding("TS705", RuntimeError, "Call allocate() before get()", caller_range())
@@ -251,12 +269,14 @@ class SmemAllocator(_LayoutAllocator):
             raise_finding("TS705", TypeError, f"allocation '{alloc.name}' has no dtype; use get_as_type()", caller_range())
         return self.get_as_type(alloc, alloc.dtype, alloc.count)
 
+    @checked_method
     def get_as_type(self, alloc, dtype, count=1):
         if not self._allocated:
             raise_finding("TS705", RuntimeError, "Call allocate() before get_as_type()", caller_range())
         from .codegen.smem import typed_view
         return typed_view(self, alloc, dtype, count)
 
+    @checked_method
     def get_typed_ptr(self, alloc, dtype, count=1):
         return self.get_as_type(alloc, dtype, count)
 
@@ -266,6 +286,7 @@ class TmemAllocator(_LayoutAllocator):
     unit = "columns"
     space = "tmem"
 
+    @checked_method
     def add_resource(self, resource):
         for a in requirements(resource, "get_tmem_requirements", TmemAllocation):
             self.add(a)
@@ -274,6 +295,7 @@ class TmemAllocator(_LayoutAllocator):
     def total_tmem_columns(self) -> int:
         return self.total
 
+    @checked_method
     def allocate(self):
         self._require_layout("allocate()")
         self._allocated = True

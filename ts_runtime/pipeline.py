@@ -12,6 +12,8 @@ import enum
 import importlib.util
 import sys
 
+from .api_calls import checked_init
+
 __all__ = ["CooperativeGroup", "Agent", "PipelineOp", "PipelineUserType", "make_pipeline_state",
            "TSPipelineTmaAsync", "TSPipelineUmmaUmma", "TSPipelineAsyncUmma"]
 
@@ -45,6 +47,7 @@ def _raise_440(msg):
     raise_finding("TS440", ValueError, msg, caller_range())
 
 
+@checked_init
 class CooperativeGroup:
     """A group of `size` agents that arrive on a barrier (TS reads `.agent` and `.size`)."""
 

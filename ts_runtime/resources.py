@@ -19,7 +19,7 @@ from .enums import (
 )
 from .model.work_signature import RawParam, analyze_params, normalize_returns, stage_info_problem
 from .diagnostics import raise_finding
-from .api_calls import checked_factory
+from .api_calls import checked_api, checked_factory, checked_init
 from .source import SourceRange, caller_range
 
 __all__ = [
@@ -91,7 +91,9 @@ def _raise_first(findings, rng=None):
 
 
 def _make_work_decorator(side: str):
-    def decorator(fn=None, *, work_attrs: WorkAttr = WorkAttr.NONE, returns=None):
+    def decorator(method=None, *, work_attrs: WorkAttr = WorkAttr.NONE, returns=None):
+        # `method` as the reference names it (`consumer_work(method=f)` binds there too)
+        fn = method
         if fn is not None and not callable(fn):
             raise_finding("TS231", TypeError, f"@{side}_work must decorate a method directly", caller_range())
         WorkAttr.validate(work_attrs)
@@ -132,7 +134,8 @@ def _make_work_decorator(side: str):
     decorator.__name__ = f"{side}_work"
     decorator.__doc__ = (f"Registers a {'read' if side == 'consumer' else 'write'}-side work method "
                          "under its Python name (bare or with work_attrs=/returns=).")
-    return decorator
+    # a call whose arguments do not bind (`work_attr=`) raises TS907 at the decorator line
+    return checked_api(f"{side}_work(...)")(decorator)
 
 
 consumer_work = _make_work_decorator("consumer")
@@ -148,6 +151,7 @@ class _NoDefault:
 _NO_DEFAULT = _NoDefault()
 _NO_DTYPE = _NoDefault()      # `dtype` not given (an explicit dtype=None is accepted, as by the reference)
 
+@checked_init
 @dataclass
 class TaskLocalVariable:
     """Metadata of one resource-owned value that flows between work calls (not the value)."""
@@ -189,6 +193,7 @@ class TaskLocalVariable:
         return self.runtime_slot_name or self._field_name
 
     @staticmethod
+    @checked_api("TaskLocalVariable.uninitialized(...)")
     def uninitialized():
         """Field placeholder; assign a TaskLocalVariable in __init__/__post_init__."""
         return field(default=None, init=False, repr=False, compare=False,
@@ -208,6 +213,7 @@ def _strides(value):
     return (value, value, value, value)
 
 
+@checked_init
 @dataclass(frozen=True)
 class PipelineConfig:
     """Declares the barrier protocol guarding a resource; build it with a create_* factory."""
@@ -387,6 +393,7 @@ class PipelineConfig:
                          consumer_signaling_threads=consumer_signaling_threads, barrier_ptr=barrier_ptr)
 
 
+@checked_init
 @dataclass(frozen=True)
 class TileSchedulerConfig:
     """Selects static or CLC-dynamic persistent scheduling for a WorkQueue."""
@@ -395,10 +402,12 @@ class TileSchedulerConfig:
     response_ptr: Any = None
 
     @classmethod
+    @checked_api("TileSchedulerConfig.create_static_persistent_tile_scheduler_params(...)")
     def create_static_persistent_tile_scheduler_params(cls, tile_scheduler_params):
         return cls(TileSchedulerType.StaticPersistent, tile_scheduler_params)
 
     @classmethod
+    @checked_api("TileSchedulerConfig.create_clc_dynamic_persistent_tile_scheduler_params(...)")
     def create_clc_dynamic_persistent_tile_scheduler_params(cls, tile_scheduler_params, response_ptr):
         return cls(TileSchedulerType.ClcDynamicPersistent, tile_scheduler_params, response_ptr)
 
@@ -491,6 +500,10 @@ def _checked_init(init):
     variable dicts are made empty here so that ts's own code can run on."""
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
+        if not args and not kwargs:
+            # `__new__` binds a construction with arguments (TS907); one without any, too
+            from .api_calls import check_call
+            check_call(init, f"{type(self).__name__}(...)", (self,), {})
         try:
             init(self, *args, **kwargs)
         except NameError as exc:

@@ -216,12 +216,18 @@ def _param_ref(arg, b, objects) -> Optional[_b.ParamRef]:
     return None
 
 
+@checked_api("schedule(...)")
 def schedule(fn):
     """Decorator: calling the result with resources captures a `Schedule`."""
 
     @functools.wraps(fn)
     def traced(*args, **kwargs):
         rng = caller_range()
+        if not isinstance(getattr(fn, "__name__", None), str):
+            # the reference names the schedule `fn.__name__` when it is called (AttributeError)
+            kind = type(fn).__qualname__ if type(fn).__module__ == "builtins" else \
+                f"{type(fn).__module__}.{type(fn).__qualname__}"
+            raise_finding("TS138", AttributeError, nameless_schedule_message(kind), rng)
         b = _b.ScheduleBuilder(fn.__name__, {}, rng)
         objects: dict = {}
         sig = inspect.signature(fn)
@@ -266,6 +272,14 @@ def schedule(fn):
 
     traced.__ts_schedule__ = fn
     return traced
+
+
+def nameless_schedule_message(kind: str) -> str:
+    """TS138's text (the same from ts-lint): `schedule(...)` of a callable without a
+    `__name__` (a `functools.partial`), called."""
+    return (f"this schedule wraps a '{kind}' object, which has no __name__: the schedule is named after "
+            f"it when called, so the call fails; set one (`p.__name__ = \"copy\"`) before `schedule(p)`, "
+            f"or schedule a def")
 
 
 def _nested_codes(code) -> list:

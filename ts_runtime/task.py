@@ -26,6 +26,16 @@ def _qualname(cls) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def schedule_value_message(task_name: str, got: str, schedule_fn: Optional[str] = None) -> str:
+    """TS112's text for a `schedule=` value that is not a captured schedule (the same from
+    ts-lint): the `@schedule` function itself (not called), or any other object."""
+    if schedule_fn is not None:
+        return (f"Task '{task_name}': schedule= is the @schedule function '{schedule_fn}' itself, not a "
+                f"captured schedule: call it with the task's resources (schedule={schedule_fn}(...))")
+    return (f"Task '{task_name}': schedule= must be a captured schedule (the result of calling an "
+            f"@schedule function), got {got}")
+
+
 def task_super_init_message(cls_name: str) -> str:
     """TS139's text (the same from ts-lint)."""
     return (f"{cls_name}.__init__ does not call super().__init__(...): the Task fields (name, "
@@ -77,9 +87,13 @@ class Task(metaclass=CheckedCall):
             report(code, message, self.model.at(key) if key else rng)
         if schedule is None:
             report("TS112", f"Task '{name}': 'schedule' is required", args.get("schedule", rng))
+        elif getattr(schedule, "model", None) is None:
+            # the reference fails reading `schedule.schedule_list` (AttributeError)
+            fn = getattr(schedule, "__ts_schedule__", None)
+            report("TS112", schedule_value_message(name, type(schedule).__name__,
+                                                   getattr(fn, "__name__", "?") if fn is not None else None),
+                   args.get("schedule", rng))
         else:
-            if getattr(schedule, "model", None) is None:
-                raise TypeError("Task(schedule=...) expects the result of calling an @schedule function")
             resources.update({k: v for k, v in _schedule_resources(schedule).items() if k not in resources})
             self.model.schedule = schedule.model
             self.model.lowered = lower(schedule.model, resources, report, self.model.class_mro, rng)

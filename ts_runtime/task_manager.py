@@ -15,10 +15,10 @@ from .diagnostics import Diagnostic, ScheduleValidationError, Severity, raise_fi
 from .locate import call_arguments, dict_entries
 from .model.kernel import GraphEdge, KernelModel, ManagerOptions
 from .rules.registry import get as get_rule, make_diagnostic
-from .api_calls import CheckedCall
+from .api_calls import CheckedCall, checked_method
 from .source import caller_range
 
-__all__ = ["TaskManager", "WARP_SIZE", "expand_loop"]
+__all__ = ["TaskManager", "WARP_SIZE", "expand_loop", "graph_entry_message"]
 
 WARP_SIZE = 32
 _NEVER_DOWNGRADED = ("AssertionError", "TypeError")
@@ -59,8 +59,46 @@ class TaskManager(metaclass=CheckedCall):
             d = make_diagnostic("TS350", "resource_dependency_graph must be provided and non-empty",
                                 args.get("resource_dependency_graph", self._ts_range))
             raise ScheduleValidationError([d])
+        self._check_graph_entries(args)
         self.kernel = self._build_model(options, args)
         self.print_and_verify()
+
+    def _check_graph_entries(self, args: dict) -> None:
+        """TS360: a graph that is not a dict, an entry whose value is not a list of upstream
+        resources (a bare resource, None, a number) or an element that is not a resource;
+        the reference fails iterating it (TypeError) or reading the element's name
+        (AttributeError)."""
+        from .resources import MemoryResource
+        graph = self.resource_dependency_graph
+        graph_rng = args.get("resource_dependency_graph", self._ts_range)
+        if not hasattr(graph, "items"):
+            raise_finding("TS360", TypeError, graph_entry_message(None, type(graph).__name__), graph_rng)
+        items = list(graph.items())
+        entries = None
+        for i, (down, ups) in enumerate(items):
+            label = getattr(down, "name", None)
+            label = label if isinstance(label, str) else "?"
+            if ups is None or isinstance(ups, (MemoryResource, bool, int, float, str, bytes)) \
+                    or not hasattr(ups, "__iter__"):
+                bad, index = ups, None
+            elif isinstance(ups, (list, tuple)):
+                index = next((j for j, x in enumerate(ups) if x is None or isinstance(
+                    x, (bool, int, float, str, bytes, list, tuple, dict, set))), None)
+                if index is None:
+                    continue
+                bad = ups[index]
+            else:
+                continue
+            if entries is None:
+                entries = dict_entries(self._ts_range, "resource_dependency_graph")
+            rng = graph_rng
+            if len(entries) == len(items):
+                values = entries[i][3]
+                rng = values[index or 0] if (index or 0) < len(values) else entries[i][2]
+            is_res = isinstance(bad, MemoryResource)
+            name = bad.name if is_res and isinstance(bad.name, str) else None
+            raise_finding("TS360", TypeError, graph_entry_message(label, type(bad).__name__, index, name,
+                                                                  resource=is_res), rng)
 
     # ------------------------------------------------------------------ model
     def _build_model(self, options: ManagerOptions, args: dict) -> KernelModel:
@@ -109,6 +147,7 @@ class TaskManager(metaclass=CheckedCall):
         return self._smem_allocator
 
     # ------------------------------------------------------------------ validation
+    @checked_method
     def validate(self) -> list:
         """All findings (errors, warnings, infos) of every rule, without raising."""
         from .rules.engine import run_manager_rules
@@ -116,6 +155,7 @@ class TaskManager(metaclass=CheckedCall):
         self.check_result = getattr(self.kernel, "check_result", None)
         return sorted(diags, key=lambda d: (d.severity is not Severity.ERROR, d.sort_key()))
 
+    @checked_method
     def print_and_verify(self):
         diags = self.validate()
         if self.skip_validation:   # TS901: shared with ts-lint
@@ -135,6 +175,7 @@ class TaskManager(metaclass=CheckedCall):
             raise exc
 
     # ------------------------------------------------------------------ kernel time
+    @checked_method
     def setup_resources_and_tasks(self):
         if self._setup_done:
             raise_finding("TS902", AssertionError, "setup_resources_and_tasks must be called exactly once",
@@ -143,6 +184,7 @@ class TaskManager(metaclass=CheckedCall):
         setup_resources_and_tasks(self)
         self._setup_done = True
 
+    @checked_method
     def run(self):
         if not self._setup_done:
             raise_finding("TS903", AssertionError, "setup_resources_and_tasks must be called before run",
@@ -150,12 +192,31 @@ class TaskManager(metaclass=CheckedCall):
         from .codegen.runtime import run_tasks
         run_tasks(self)
 
+    @checked_method
     def get_marmaid_string_dependency_graph(self, direction="TD", include_resource_details=True,
                                             collapse_work_queue_edges=True) -> str:
         from .mermaid import mermaid_graph
         return mermaid_graph(self.kernel, direction, include_resource_details, collapse_work_queue_edges)
 
     get_mermaid_string_dependency_graph = get_marmaid_string_dependency_graph
+
+
+def graph_entry_message(down, got: str, index=None, name=None, resource: bool = False) -> str:
+    """TS360's text (the same from ts-lint): `down` is the downstream resource's name (None:
+    the graph itself is not a dict), `got` the offending value's type name, `index` the
+    position of a bad element in the entry's list (None: the value itself), `resource`
+    whether the value is a single resource (`name` its name)."""
+    if down is None:
+        return f"resource_dependency_graph must be a dict {{downstream: [upstream, ...]}}, got {got}"
+    if index is not None:
+        return (f"resource_dependency_graph: upstream {index} of '{down}' is {got}, not a resource (the "
+                f"reference fails reading its name)")
+    if resource:
+        what = f"the resource {got} '{name}'" if name is not None else f"the resource {got}"
+        return (f"resource_dependency_graph: the entry of '{down}' is {what}, not a list of its upstream "
+                f"resources (write [{name or '...'}]); the reference fails iterating it (TypeError)")
+    return (f"resource_dependency_graph: the entry of '{down}' must be a list of its upstream resources, "
+            f"got {got}; the reference fails iterating it (TypeError)")
 
 
 def _probe_domain(task):

@@ -26,22 +26,28 @@ class AllocatorsMixin:
         return RUNTIME
 
     def _allocator_attr(self, a: AllocatorVal, name, node):
+        from ts_runtime.memory import SmemAllocator, TmemAllocator
+        live_cls = SmemAllocator if a.space == "smem" else TmemAllocator
+        live = getattr(live_cls, name, None)
+        # a call binds to the runtime method's signature first (TS907, `checked_method`)
+        api = dict(live=live, live_method=True, live_what=f"{live_cls.__name__}.{name}(...)") \
+            if callable(live) else {}
         m = {
             "add": self._alloc_add, "add_resource": self._alloc_add_resource,
             "add_alias_group": self._alloc_alias, "compute_layout": self._alloc_layout,
             "add_pipeline_group": self._alloc_add_group, "add_tmem_ptr": self._alloc_add_tmem_ptr,
         }
         if name in m:
-            return BuiltinFunc(name, m[name], qualname=f"Allocator.{name}", self_val=a)
+            return BuiltinFunc(name, m[name], qualname=f"Allocator.{name}", self_val=a, **api)
         if name == "allocate":
             def allocate(i, args, k, c, _a=a):
                 _a.allocated = True
                 return RUNTIME
-            return _b(name, allocate)
+            return _b(name, allocate, **api)
         if name in ("assign_barrier_ptrs", "print_usage_report"):
-            return _b(name, lambda i, args, k, c: None)
+            return _b(name, lambda i, args, k, c: None, **api)
         if name in ("get", "get_as_type", "get_typed_ptr"):
-            return _b(name, lambda i, args, k, c, _n=name: self._alloc_get(a, _n, c))
+            return _b(name, lambda i, args, k, c, _n=name: self._alloc_get(a, _n, c), **api)
         if name == "smem_base":
             return RUNTIME
         if name in ("total", "total_tmem_columns", "data_bytes"):

@@ -105,9 +105,13 @@ def build_class(it, node: cst.ClassDef, scope):
         # or keyword, defaults from the class body); as a tuple see named_tuple_items
         process_dataclass(it, cls, {})
         cls.named_tuple = True
+    if any(arg.keyword is not None for arg in node.bases):
+        cls.opaque_init = True          # a metaclass (or class keywords) may change construction
     value = create_class(it, cls, keywords, node)
     for dec in reversed(node.decorators):
         d = it.eval(dec.decorator, scope)
+        if not (isinstance(d, BuiltinFunc) and d.qualname.startswith("dataclasses.dataclass")):
+            cls.opaque_init = True      # a decorator that may replace __init__
         if isinstance(d, BuiltinFunc):
             r = it.call(d, [value], {}, dec.decorator)
             if isinstance(r, ClassVal):

@@ -16,10 +16,11 @@ _TLV_TAG = "ts_task_local_variable"
 class BuiltinNS:
     """A TS class used through its attributes / constructor (PipelineConfig, ...)."""
 
-    def __init__(self, ts_name: str, attrs: Optional[dict] = None, call=None):
+    def __init__(self, ts_name: str, attrs: Optional[dict] = None, call=None, live=None):
         self.ts_name = ts_name
         self.attrs = attrs or {}
         self.call = call
+        self.live = live        # the ts_runtime class a construction binds to (TS907)
 
     def __repr__(self):
         return f"<ts {self.ts_name}>"

@@ -278,6 +278,10 @@ class ExpressionsMixin:
 
         def run(comp: cst.CompFor):
             it = self.eval(comp.iter, inner if count[0] else scope)
+            if comp is node.for_in and type(it) in _NO_ITEMS:
+                # `[x for x in n]` with `n` an int: TS964 (the outermost iterable is
+                # iterated at once, a generator expression's too)
+                self.type_error(comp.iter, f"'{type(it).__name__}' object is not iterable")
             seq = self.iterate(it)
             if seq is None:
                 return False
@@ -430,6 +434,8 @@ class ExpressionsMixin:
                 else:
                     keys.append(slice(*parts))
         key = keys[0] if len(keys) == 1 else tuple(keys)
+        if type(base) in _NO_ITEMS:       # `warps[0]` with `warps` an int (two arguments swapped): TS964
+            self.type_error(node, f"'{type(base).__name__}' object is not subscriptable")
         return self.getitem(base, key, node)
 
     def getitem(self, base, key, node=None):
@@ -658,6 +664,8 @@ class ExpressionsMixin:
                 kwargs[a.keyword.value] = v
             else:
                 args.append(v)
+        if type(fn) in _NOT_CALLABLE:      # `n()` with `n` an int: TS964
+            self.type_error(node, f"'{type(fn).__name__}' object is not callable")
         return self.call(fn, args, kwargs, node)
 
     def module_globals(self, scope) -> dict:
@@ -720,6 +728,12 @@ def _function_type(v) -> str:
     if type(v) is BoundMethod and type(v.func) is FuncVal:
         return "method"
     return ""
+
+
+# exact types (not enum members or other subclasses) of values ts-lint knows: no `x[i]`,
+# no `x(...)`, no iteration
+_NO_ITEMS = (int, float, bool)
+_NOT_CALLABLE = (int, float, bool, str)
 
 
 def _plain_number(v) -> bool:

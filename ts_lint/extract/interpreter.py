@@ -170,9 +170,13 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         if isinstance(fn, BoundMethod):
             f = fn.func
             if isinstance(f, BuiltinFunc):
+                if f.live is not None:
+                    self.ts.bind_api(f.live, f.live_what, args, kwargs, node, method=True)
                 return f.impl(self, [fn.self_val] + list(args), kwargs, node)
             return self.call(f, [fn.self_val] + list(args), kwargs, node)
         if isinstance(fn, BuiltinFunc):
+            if fn.live is not None:
+                self.ts.bind_api(fn.live, fn.live_what, args, kwargs, node, method=fn.live_method)
             if fn.self_val is not None:
                 return fn.impl(self, [fn.self_val] + list(args), kwargs, node)
             return fn.impl(self, list(args), kwargs, node)
@@ -325,6 +329,18 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             raise UserRaise(node)
         self.ctx.report(code, message, self.rng(node), fix=fix)
         raise UserRaise(node, reported=True)
+
+    def type_error(self, node, message: str):
+        """TS964 for an operation on a value of a type that certainly lacks it (`n[0]`,
+        `n()`, `for x in n`, `a, b = n` with `n` an int): Python raises TypeError there.
+        As `certain_error`; in addition not in the `__main__` block's run, whose
+        command-line values may have another type than their argparse defaults, and not
+        after a branch ts-lint could not decide that may have returned from a function on
+        the call stack (the operation may not be reached); there the caller goes on with an
+        unknown result."""
+        if self.ctx.root_name == "__main__" or any(f.maybe_returned for f in self.frames):
+            return
+        self.certain_error(node, "TS964", f"{message}: Python raises TypeError here")
 
     def _module_level_read(self, node, scope):
         """A read in the module body (or a class body in it) while it is imported, of a
@@ -509,6 +525,40 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         from .unbound import check_function
         return bool(check_function(self, fn, "TS137", setup_unbound_message(f"{k.name}.{fn.name}")))
 
+    def _bind_construction(self, cls: ClassVal, k: ClassVal, args, kwargs, node):
+        """TS907 when a resource or Task construction does not bind to the `__init__` that
+        runs (the class `k`'s own): the runtime's `MemoryResource.__new__` / `CheckedCall`
+        bind `cls.__init__` first, and Python raises TypeError there (the reference's
+        `OutputGmem.__init__() missing 1 required positional argument: 'dst'`). A user
+        `__init__` is bound to its own parameters; a ts class's (PdlWaitBarrier, WorkQueue,
+        PipelineGroup, MemoryResource) to the runtime's. Not judged: calls with `*` / `**`
+        unpacking, a decorated `__init__`, a class with a `__new__`, a metaclass or a class
+        decorator ts-lint does not model; Task's own binding is `_task_init`'s."""
+        if node is None or not isinstance(node, cst.Call) or any(a.star for a in node.args):
+            return
+        users = [c for c in cls.mro if c.builtin is None]
+        if any(c.opaque_init or "__new__" in c.namespace or "__init_subclass__" in c.namespace for c in users):
+            return
+        v = k.namespace.get("__init__")
+        what = f"{cls.name}(...)"
+        if k.builtin is not None:
+            if k.builtin == "Task" or k.live is None or not isinstance(v, BuiltinFunc):
+                return
+            self.ts.bind_api(k.live.__init__, what, args, kwargs, node, method=True)
+            return
+        if not isinstance(v, FuncVal) or v.kind != "function" or v.first_decorator is not None \
+                or not isinstance(v.node, cst.FunctionDef):
+            return
+        from .schedules import _signature
+        try:
+            _signature(v).bind(None, *args, **kwargs)
+        except TypeError as exc:
+            if self._try_depth:
+                raise UserRaise(node)
+            from ts_runtime.api_calls import message
+            self.ctx.report("TS907", message(what, str(exc)), self.rng(node))
+            raise UserRaise(node, reported=True)
+
     def _skips_super_init(self, fn: FuncVal) -> bool:
         """Whether a user `__init__` certainly calls no `__init__` of a base class (no
         `super().__init__(...)`, `Base.__init__(self, ...)`), from its `ast`."""
@@ -544,6 +594,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         inst = self.new_instance(cls, node)
         for k in cls.mro:
             if self.init_of(k) is not None:
+                if self.init_of(k) == "own" and (cls.is_sub("MemoryResource") or cls.is_sub("Task")):
+                    self._bind_construction(cls, k, args, kwargs, node)
                 if self.init_of(k) == "dataclass" and cls.is_sub("MemoryResource") \
                         and not any(getattr(a, "star", "") for a in getattr(node, "args", ())):
                     from .classes import dataclass_bind_error

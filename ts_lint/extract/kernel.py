@@ -9,7 +9,26 @@ from ts_runtime.model.kernel import GraphEdge, KernelModel, ManagerOptions, Task
 from ts_runtime.model.values import is_static_int
 
 from .common import WorkMethodVal, _Abort, _signature_bind, _static
-from .values import AllocatorVal, FuncVal, ResourceObj, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN
+from .values import (
+    AllocatorVal, BoundMethod, FuncVal, ResourceObj, ScheduleFuncVal, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN,
+)
+
+
+def _not_a_schedule(v) -> bool:
+    """A `schedule=` value that certainly is no captured schedule (no `schedule_list` under
+    the reference): the @schedule function itself, a plain function, or plain data. A
+    function whose def has a decorator ts-lint may have taken for the identity (another
+    decorator than `@schedule`) is not judged."""
+    def plain_def(f, allowed: int) -> bool:
+        return type(f) is FuncVal and len(getattr(f.node, "decorators", ())) <= allowed
+
+    if isinstance(v, ScheduleFuncVal):
+        return plain_def(v.func, 1)
+    if type(v) is FuncVal:
+        return v.kind == "function" and plain_def(v, 0)
+    if type(v) is BoundMethod:
+        return plain_def(v.func, 0) and v.func.kind == "function"
+    return type(v) in (bool, int, float, str, bytes, list, tuple, dict, set, frozenset, range)
 
 
 class KernelMixin:
@@ -139,6 +158,17 @@ class KernelMixin:
             if unroll is not None and unroll is not UNKNOWN and (isinstance(unroll, bool) or not isinstance(unroll, int)):
                 report("TS113", f"'unroll' must be a compile-time int or None, got {unroll!r}",
                        model.lowered.domain_range)
+        elif _not_a_schedule(sched):
+            # the reference fails reading `schedule.schedule_list` (AttributeError); the
+            # runtime reports TS112 there (task.schedule_value_message)
+            from ts_runtime.task import schedule_value_message
+            fn = sched.func.name if isinstance(sched, ScheduleFuncVal) else None
+            got = "function" if isinstance(sched, FuncVal) else type(sched).__name__
+            report("TS112", schedule_value_message(name, got, fn), arg_ranges.get("schedule", rng))
+            task.ok, task.reason = False, "its schedule is not a captured schedule"
+            if not quiet and not it._try_depth:
+                from .frames import UserRaise
+                raise UserRaise(call, reported=True)    # the program stops here, as at run time
         else:
             reasons.append("its schedule could not be resolved")
             if sched is UNKNOWN:
@@ -176,8 +206,10 @@ class KernelMixin:
         if isinstance(graph, dict) and not graph and not self.is_tainted(graph):
             ctx.report("TS350", "resource_dependency_graph must be provided and non-empty", graph_rng)
             return tm_val
-        if graph is None:
+        if graph is None or (type(graph) in (list, tuple) and not graph and not self.is_tainted(graph)):
             ctx.report("TS350", "resource_dependency_graph must be provided and non-empty", graph_rng)
+            return tm_val
+        if self._bad_graph_entry(graph, graph_rng, call):
             return tm_val
         reasons = []
         tasks_v = bound["tasks"]
@@ -367,6 +399,52 @@ class KernelMixin:
             low.domain_probe = value
         elif value is RUNTIME:
             low.domain_probe = RUNTIME
+
+    def _bad_graph_entry(self, graph, graph_rng, call) -> bool:
+        """TS360 (as the runtime's `TaskManager._check_graph_entries`): a graph that is
+        certainly no dict, an entry whose value is certainly no list of resources (None, a
+        single resource, a number or string) or an element of a known list that is plain
+        data. A dict or list that may have been changed where ts-lint could not follow is
+        not judged."""
+        from ts_runtime.task_manager import graph_entry_message
+        plain = (bool, int, float, str, bytes)
+        if type(graph) in plain + (list, tuple, set, frozenset):
+            if not self.is_tainted(graph):
+                self.ctx.report("TS360", graph_entry_message(None, type(graph).__name__), graph_rng)
+                return True
+            return False
+        if not isinstance(graph, dict) or self.is_tainted(graph):
+            return False
+        items = list(graph.items())
+        entries = None
+        for i, (down, ups) in enumerate(items):
+            label = down.attrs.get("name") if isinstance(down, ResourceObj) else None
+            label = label if isinstance(label, str) else "?"
+            if ups is None or isinstance(ups, ResourceObj) or type(ups) in plain:
+                bad, index = ups, None
+            elif type(ups) in (list, tuple) and not self.is_tainted(ups):
+                index = next((j for j, x in enumerate(ups)
+                              if x is None or type(x) in plain + (list, tuple, dict, set)), None)
+                if index is None:
+                    continue
+                bad = ups[index]
+            else:
+                continue
+            if entries is None:
+                entries = self._dict_entries(call)
+            rng = graph_rng
+            if len(entries) == len(items):
+                values = entries[i][1]
+                rng = values[index or 0] if (index or 0) < len(values) else entries[i][0]
+            if isinstance(bad, ResourceObj):
+                name = bad.attrs.get("name")
+                msg = graph_entry_message(label, bad.cls.name, index, name if isinstance(name, str) else None,
+                                          resource=True)
+            else:
+                msg = graph_entry_message(label, type(bad).__name__, index)
+            self.ctx.report("TS360", msg, rng)
+            return True
+        return False
 
     def _dict_entries(self, call):
         """locate.dict_entries: [(key range, [value ranges])] of the graph dict literal.

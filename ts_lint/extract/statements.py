@@ -95,6 +95,9 @@ class StatementsMixin:
                     value.cap.token_misuse(value, value_node if value_node is not None else target,
                                            indexed=False)
                 value = UNKNOWN
+            if type(value) in (int, float, bool):     # `a, b = n` with `n` an int: TS964
+                self.type_error(value_node if value_node is not None else target,
+                                f"cannot unpack non-iterable {type(value).__name__} object")
             seq = self.iterate(value) if value is not RUNTIME else None
             star = [i for i, e in enumerate(elems) if isinstance(e, cst.StarredElement)]
             if seq is None or (not star and len(seq) != len(elems)) or (star and len(seq) < len(elems) - 1):
@@ -122,6 +125,8 @@ class StatementsMixin:
                 key = self.eval(target.slice[0].slice.value, scope)
             else:
                 key = UNKNOWN
+            if type(base) in (int, float, bool):      # `n[0] = x` with `n` an int: TS964
+                self.type_error(target, f"'{type(base).__name__}' object does not support item assignment")
             self.setitem(base, key, value)
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, value, scope)
@@ -543,6 +548,11 @@ class StatementsMixin:
 
     def _x_for_run(self, node: cst.For, scope):
         it = self.eval(node.iter, scope)
+        if type(it) in (int, float, bool):
+            fn = self.frame.func if self.frame is not None else None
+            # `for x in n` with `n` an int: TS964 (not where the CuTe DSL rewrites the loop)
+            if not getattr(fn, "is_jit", False) and not _rewritten_by_dsl(fn):
+                self.type_error(node.iter, f"'{type(it).__name__}' object is not iterable")
         seq = self.iterate(it)
         if seq is None and self.capture is not None and _work_only_range_loop(node):
             # `for i in range_constexpr(n)` with n unknown around work calls only (no

@@ -239,8 +239,10 @@ def _partial(it, args, kwargs, call):
     fn, pre = args[0], list(args[1:])
     pre_kw = dict(kwargs)
     from .values import PartialVal
-    return PartialVal("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
-                      qualname="functools.partial", target=fn, pre=tuple(pre), pre_kw=pre_kw)
+    out = PartialVal("partial", lambda i, a, k, c: i.call(fn, pre + list(a), {**pre_kw, **k}, c),
+                     qualname="functools.partial", target=fn, pre=tuple(pre), pre_kw=pre_kw)
+    out.made_at = call        # the `functools.partial(...)` call that made it (tsapi._fresh_partial)
+    return out
 
 
 def _reduce(it, args, kwargs, call):

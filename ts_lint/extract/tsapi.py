@@ -140,19 +140,26 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         return dataclass_init(self.it, k, inst, rest, kwargs, call)
 
     def _symbols(self) -> dict:
-        from ts_runtime import enums as En, pipeline as P
+        from ts_runtime import enums as En, memory as M, pipeline as P, resources as R
         from ts_runtime.resources import PipelineConfig
+        from ts_runtime.schedule_builder import schedule as live_schedule
         from . import schedules as S
         bc = self.builtin_classes
+        TSC = R.TileSchedulerConfig
+
+        def api(name, impl, live, what=None):
+            """A ts API callable whose calls bind to `live`'s signature first (TS907)."""
+            qual = what[:-5] if what else name
+            return BuiltinFunc(name, impl, qualname=qual, live=live, live_what=what or f"{name}(...)")
         sym = {
-            "schedule": _b("schedule", self._schedule_decorator, "schedule"),
+            "schedule": api("schedule", self._schedule_decorator, live_schedule),
             "domain_loop": _b("domain_loop", S.domain_loop, "domain_loop"),
             "work_tile_loop": _b("work_tile_loop", S.work_tile_loop, "work_tile_loop"),
             "when_true": _b("when_true", lambda i, a, k, c: S.when(i, a, k, c, False), "when_true"),
             "when_false": _b("when_false", lambda i, a, k, c: S.when(i, a, k, c, True), "when_false"),
-            "consumer_work": _b("consumer_work", self._work_decorator("consumer"), "consumer_work"),
-            "producer_work": _b("producer_work", self._work_decorator("producer"), "producer_work"),
-            "Every": _b("Every", S.every_ctor, "Every"),
+            "consumer_work": api("consumer_work", self._work_decorator("consumer"), R.consumer_work),
+            "producer_work": api("producer_work", self._work_decorator("producer"), R.producer_work),
+            "Every": api("Every", S.every_ctor, En.Every),
             "FIRST_ITER": En.FIRST_ITER, "LAST_ITER": En.LAST_ITER, "SKIPPABLE": En.SKIPPABLE,
             "IterationPredicate": En.IterationPredicate, "OpaqueCondition": En.OpaqueCondition,
             "BlockGuard": En.BlockGuard, "LoopGuard": En.LoopGuard,
@@ -166,30 +173,36 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             "PipelineGroup": bc["PipelineGroup"], "Task": bc["Task"],
             "TaskManager": _b("TaskManager", self._task_manager, "TaskManager"),
             "TaskLocalVariable": BuiltinNS("TaskLocalVariable", {
-                "uninitialized": _b("uninitialized", lambda i, a, k, c: FieldVal(
-                    default=None, has_default=True, init=False, tlv=True), "TaskLocalVariable.uninitialized"),
-            }, self._tlv),
+                "uninitialized": api("uninitialized", lambda i, a, k, c: FieldVal(
+                    default=None, has_default=True, init=False, tlv=True), R.TaskLocalVariable.uninitialized,
+                    "TaskLocalVariable.uninitialized(...)"),
+            }, self._tlv, live=R.TaskLocalVariable),
             "PipelineConfig": BuiltinNS("PipelineConfig", {
                 name: _b(name, lambda i, a, k, c, name=name: self._config_factory(name, a, k, c),
                          f"PipelineConfig.{name}") for name in _FACTORIES
-            }, self._config_direct),
+            }, self._config_direct, live=PipelineConfig),
             "TileSchedulerConfig": BuiltinNS("TileSchedulerConfig", {
-                "create_static_persistent_tile_scheduler_params": _b(
+                "create_static_persistent_tile_scheduler_params": api(
                     "create_static_persistent_tile_scheduler_params",
-                    lambda i, a, k, c: TileSchedCfgVal(E.TileSchedulerType.StaticPersistent)),
-                "create_clc_dynamic_persistent_tile_scheduler_params": _b(
+                    lambda i, a, k, c: TileSchedCfgVal(E.TileSchedulerType.StaticPersistent),
+                    TSC.create_static_persistent_tile_scheduler_params,
+                    "TileSchedulerConfig.create_static_persistent_tile_scheduler_params(...)"),
+                "create_clc_dynamic_persistent_tile_scheduler_params": api(
                     "create_clc_dynamic_persistent_tile_scheduler_params",
-                    lambda i, a, k, c: TileSchedCfgVal(E.TileSchedulerType.ClcDynamicPersistent)),
-            }, lambda i, a, k, c: TileSchedCfgVal(a[0] if a else k.get("tile_scheduler_type", UNKNOWN))),
-            "CooperativeGroup": _b("CooperativeGroup", self._coop_group, "CooperativeGroup"),
-            "SmemAllocation": _b("SmemAllocation", self._smem_allocation, "SmemAllocation"),
-            "TmemAllocation": _b("TmemAllocation", self._tmem_allocation, "TmemAllocation"),
-            "SmemAllocator": _b("SmemAllocator", lambda i, a, k, c: AllocatorVal("smem", self._r(c)),
-                                "SmemAllocator"),
-            "TmemAllocator": _b("TmemAllocator", lambda i, a, k, c: AllocatorVal("tmem", self._r(c)),
-                                "TmemAllocator"),
-            "ResourceContext": _b("ResourceContext", lambda i, a, k, c: NamespaceVal(
-                {"smem_base": RUNTIME, "tmem_ptr_i32": RUNTIME}), "ResourceContext"),
+                    lambda i, a, k, c: TileSchedCfgVal(E.TileSchedulerType.ClcDynamicPersistent),
+                    TSC.create_clc_dynamic_persistent_tile_scheduler_params,
+                    "TileSchedulerConfig.create_clc_dynamic_persistent_tile_scheduler_params(...)"),
+            }, lambda i, a, k, c: TileSchedCfgVal(a[0] if a else k.get("tile_scheduler_type", UNKNOWN)),
+                live=TSC),
+            "CooperativeGroup": api("CooperativeGroup", self._coop_group, P.CooperativeGroup),
+            "SmemAllocation": api("SmemAllocation", self._smem_allocation, M.SmemAllocation),
+            "TmemAllocation": api("TmemAllocation", self._tmem_allocation, M.TmemAllocation),
+            "SmemAllocator": api("SmemAllocator", lambda i, a, k, c: AllocatorVal("smem", self._r(c)),
+                                 M.SmemAllocator),
+            "TmemAllocator": api("TmemAllocator", lambda i, a, k, c: AllocatorVal("tmem", self._r(c)),
+                                 M.TmemAllocator),
+            "ResourceContext": api("ResourceContext", lambda i, a, k, c: NamespaceVal(
+                {"smem_base": RUNTIME, "tmem_ptr_i32": RUNTIME}), M.ResourceContext),
         }
         for name in ("StageInfo", "WorkTileInfo", "DataFlowToken", "ScheduleError",
                      "ScheduleValidationError"):
@@ -199,6 +212,25 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
 
     def _r(self, node):
         return self.it.rng(node) if node is not None else SourceRange(self.ctx.path, 1, 0)
+
+    def bind_api(self, live, what: str, args, kwargs, call, method: bool = False) -> None:
+        """TS907 when a call of the ts API callable `live` does not bind to its signature, as
+        the runtime's `checked_init` / `checked_api` / `checked_method` raise TypeError there
+        (`SmemAllocation("a", aligment=128)`, `TaskLocalVariable(doc="...")`): reported at
+        the call, then the run stops there, as Python's exception stops it. Under a `try`
+        with a handler the handler runs instead, unreported. Calls with `*` / `**`
+        unpacking, whose contents ts-lint may not know, are not judged."""
+        if call is None or not isinstance(call, cst.Call) or any(a.star for a in call.args):
+            return
+        from ts_runtime.api_calls import bind_error, message
+        error = bind_error(live, ([None] if method else []) + list(args), kwargs)
+        if error is None:
+            return
+        from .frames import UserRaise
+        if self.it._try_depth:
+            raise UserRaise(call)
+        self.ctx.report("TS907", message(what, error), self._r(call))
+        raise UserRaise(call, reported=True)
 
     def _unbound_call(self, what: str, fn, args, kwargs, call) -> None:
         """A ts API call whose arguments did not bind: TS907 with Python's message when the
@@ -391,13 +423,16 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             from .stdlib import _argparse_method
             return _argparse_method(obj, name)
         if isinstance(obj, TaskManagerVal):
+            from ts_runtime.task_manager import TaskManager as LiveTM
+            live = getattr(LiveTM, name, None)
+            tm_api = dict(live=live, live_method=True, live_what=f"TaskManager.{getattr(live, '__name__', name)}(...)")
             if name in ("setup_resources_and_tasks", "run"):   # TS902 / TS903 (rules/other.py)
                 return _b(name, lambda i, a, k, c, _n=name, _tm=obj: self._tm_lifecycle(_tm, _n, c),
-                          f"TaskManager.{name}")
+                          f"TaskManager.{name}", **tm_api)
             if name in ("get_marmaid_string_dependency_graph", "get_mermaid_string_dependency_graph"):
-                return _b(name, lambda i, a, k, c: self._tm_mermaid(a, k, c), f"TaskManager.{name}")
+                return _b(name, lambda i, a, k, c: self._tm_mermaid(a, k, c), f"TaskManager.{name}", **tm_api)
             if name in ("print_and_verify", "validate"):
-                return _b(name, lambda i, a, k, c: None, f"TaskManager.{name}")
+                return _b(name, lambda i, a, k, c: None, f"TaskManager.{name}", **tm_api)
             if name == "diagnostics":
                 return []
             return UNKNOWN
@@ -437,6 +472,8 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
 
     def call_hook(self, fn, args, kwargs, node):
         if isinstance(fn, BuiltinNS):
+            if fn.live is not None:
+                self.bind_api(fn.live, f"{fn.ts_name}(...)", args, kwargs, node)
             if fn.call is None:
                 return UNKNOWN
             return fn.call(self.it, args, kwargs, node)
@@ -495,14 +532,27 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
     # ================================================================== decorators
     def _schedule_decorator(self, it, args, kwargs, call):
         if len(args) == 1 and not kwargs:
+            if _fresh_partial(args[0], call):
+                # made in this very call: nothing gave it a `__name__` (TS138 when called)
+                return _b("schedule()", self._nameless_schedule, "schedule()")
             sf = schedule_target(args[0])
             if sf is not None:
                 return sf
         return UNKNOWN
 
+    def _nameless_schedule(self, it, args, kwargs, call):
+        """TS138: calling `schedule(functools.partial(...))`'s result, as the runtime's
+        `traced` raises (the reference's AttributeError reading the partial's __name__)."""
+        from ts_runtime.schedule_builder import nameless_schedule_message
+        from .frames import UserRaise
+        if call is None or it._try_depth:
+            raise UserRaise(call)
+        self.ctx.report("TS138", nameless_schedule_message("functools.partial"), self._r(call))
+        raise UserRaise(call, reported=True)
+
     def _work_decorator(self, side: str):
         def decorator(it, args, kwargs, call):
-            fn = args[0] if args else kwargs.get("fn")
+            fn = args[0] if args else kwargs.get("method")
             work_attrs = kwargs.get("work_attrs", E.WorkAttr.NONE)
             returns = kwargs.get("returns")
             rng = it.rng(call) if call is not None else None
@@ -611,6 +661,17 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 out[a.keyword.value] = self.it.rng(a.value)
                 out["=" + a.keyword.value] = self.it.rng(a)
         return out
+
+
+def _fresh_partial(v, call) -> bool:
+    """Whether `v` is a `functools.partial` object made by the argument expression of
+    `call` itself (`schedule(functools.partial(body, 8))`): nothing can have given it a
+    `__name__`."""
+    if not isinstance(v, BuiltinFunc) or v.qualname != "functools.partial" or not isinstance(call, cst.Call):
+        return False
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return False
+    return getattr(v, "made_at", None) is call.args[0].value
 
 
 def _returns_dict_literal(it, node) -> bool:

@@ -114,6 +114,11 @@ class BuiltinFunc:
     owner: Any = None
     required_positional: Optional[int] = None
     self_val: Any = None              # bound receiver, if any
+    # the ts_runtime callable whose signature a call binds to first (TS907, `TSApi.bind_api`):
+    # `live` as the user calls it (a class, a function), or an unbound method (`live_method`)
+    live: Any = None
+    live_what: str = ""
+    live_method: bool = False
 
     def __repr__(self):
         return f"<builtin {self.qualname or self.name}>"
@@ -183,6 +188,7 @@ class ClassVal:
     live: Any = None                   # the ts_runtime class for builtins
     named_tuple: bool = False          # a typing.NamedTuple / collections.namedtuple class
     metaclass: Any = None              # a user metaclass (ClassVal), inherited by subclasses
+    opaque_init: bool = False          # a decorator / metaclass ts-lint does not model may change __init__
 
     @property
     def full_qualname(self) -> str:

@@ -3,7 +3,8 @@
 The graph is `{downstream: [upstream, ...]}`; the model holds one `GraphEdge` per
 (downstream, upstream) pair with the range of the upstream entry in the dict.
 
-* TS350 is raised by `TaskManager(...)` itself before the model exists (declared here);
+* TS350 / TS360 are raised by `TaskManager(...)` itself before the model exists (declared
+  here): no graph, or an entry that is not a list of resources;
 * step 6 (order 60): every graph resource is used (TS351, TS352), every edge is backed
   by a task (TS353), every ping-pong self-edge has both sides (TS354);
 * step 8 (order 80): every task resource appears in the graph (TS355);
@@ -334,6 +335,23 @@ rule("TS350", "missing-dependency-graph", """
     TaskManager(tasks=tasks, resource_dependency_graph={smem: [src], out: [smem]})
     ```
     """, phase="manager", order=0)
+rule("TS360", "invalid-dependency-graph-entry", """
+    A `resource_dependency_graph` entry that is not a list of upstream resources.
+
+    ## What it does
+    Checks, when the `TaskManager` is built, that the graph is a dict and that each value
+    is a list (or tuple) of resources: not a single resource (`{smem: src}`), `None` or
+    a number, and no element that is plain data. ts-lint reports it where the value is
+    certainly such (a dict it could not follow is not judged).
+    ## Why is this bad?
+    The reference iterates every value: a bare resource fails with `TypeError: 'Src'
+    object is not iterable`, an element that is no resource with `AttributeError` when
+    its name is read; the kernel is never built.
+    ## Example
+    `resource_dependency_graph={smem: src, out: [smem]}`
+    ## Use instead
+    `resource_dependency_graph={smem: [src], out: [smem]}`
+    """, phase="manager", order=0, exc="TypeError")
 rule("TS358", "ping-pong-without-producer", """
     A ping-pong resource that no task produces.
 
@@ -405,6 +423,10 @@ _PP_VALID = _P(load=_SCRATCH_LOAD, store=_SCRATCH_STORE, subs=_SCRATCH + _graph(
 _examples("TS350", [_VALID], [_P(subs=[(
     _GRAPH_CALL, "    return TaskManager(tasks=tasks, resource_dependency_graph={},  # expect: TS350\n"
                  "                       verbose=False)")])])
+_examples("TS360", [_VALID, _P(subs=_graph("        smem: (src,),\n        out: [smem],\n"))], [
+    _P(subs=_graph("        smem: src,  # expect: TS360\n        out: [smem],\n")),
+    _P(subs=_graph("        smem: [src],\n        out: None,  # expect: TS360\n")),
+    _P(subs=_graph("        smem: [src],\n        out: [smem, 0],  # expect: TS360\n"))])
 _examples("TS351", [_VALID], [_P(extra="", subs=[
     ('src, smem, out = Gmem(name="src")', 'spare = Gmem(name="spare")\n    src, smem, out = Gmem(name="src")')]
     + _graph("        smem: [src],\n        out: [smem],\n        spare: [src],  # expect: TS351\n"))])

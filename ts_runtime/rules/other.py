@@ -102,14 +102,23 @@ rule("TS907", "api-call-mismatch", """
     ## What it does
     Binds the arguments of `Task(...)`, `TaskManager(...)`, the
     `PipelineConfig.create_*_cfg(...)` factories, resource constructors (a
-    `MemoryResource` subclass's `__init__`), the schedule-builder APIs (`domain_loop`,
+    `MemoryResource` subclass's own or dataclass `__init__`, `PdlWaitBarrier`,
+    `PdlLaunchBarrier`, `WorkQueue`, `PipelineGroup`), the other public API a kernel
+    author calls (`PipelineConfig(...)`, `TileSchedulerConfig` and its two factories,
+    `TaskLocalVariable(...)` / `.uninitialized()`, `SmemAllocation`, `TmemAllocation`,
+    `SmemAllocator` / `TmemAllocator` and their methods, `ResourceContext`, `Every`,
+    `CooperativeGroup`, `schedule`, `consumer_work` / `producer_work`, the
+    TaskManager's methods), the schedule-builder APIs (`domain_loop`,
     `work_tile_loop`, `when_true` / `when_false`, a loop's `every` / `first_iter` /
     `last_iter`, `skippable`) and calls of `@schedule` functions (resources are passed
     positionally only, as the reference's wrapper takes them) to their signatures and
-    reports a missing required argument or an unexpected keyword at the call, with
-    Python's own message (`ts_runtime.api_calls`). At run time the call raises that `TypeError` (the
-    reference's exception too), carrying the finding; ts-lint binds the same signatures
-    statically and does not judge calls with `*args` / `**kwargs` unpacking. ts-lint also
+    reports a missing required argument, an unexpected keyword or too many positional
+    arguments at the call, with Python's own message (`ts_runtime.api_calls`). At run
+    time the call raises that `TypeError` (the reference's exception too), carrying the
+    finding; ts-lint binds the same signatures statically (a user `__init__` to its own
+    parameters) and does not judge calls with `*args` / `**kwargs` unpacking, a decorated
+    `__init__`, or a class with a `__new__`, a metaclass or a class decorator it does not
+    model. ts-lint also
     binds, in the work methods a schedule of the kernel calls, each `self.helper(...)` call
     of a method of the resource class that certainly runs (`self._init()` for
     `def _init(self, stage_info)`): the kernel raises that TypeError when it is traced
@@ -119,9 +128,12 @@ rule("TS907", "api-call-mismatch", """
     checked.
     ## Example
     `Task(name="Copy", src_resources=[inp], dst_resources=[out], num_warps=1, schedule=s)`
-    (no `warp_idx`), or `create_async_umma_pipeline_cfg(..., num_bytes=4096)`.
+    (no `warp_idx`), `create_async_umma_pipeline_cfg(..., num_bytes=4096)`,
+    `SmemAllocation("buf", size_bytes=4096, aligment=128)`,
+    `@consumer_work(returns=val, work_attr=WorkAttr.NONE)`.
     ## Use instead
-    Pass every required argument (`warp_idx=0`); `num_bytes` only to the TMA factories.
+    Pass every required argument (`warp_idx=0`); `num_bytes` only to the TMA factories;
+    spell keywords as the API does (`alignment=`, `work_attrs=`).
     """, phase="object", exc="TypeError", valid=[VALID],
      invalid=[VALID.replace("warp_idx=0, num_warps=1,", "num_warps=1,  # expect: TS907"),
               VALID.replace('inp, out = InGmem(name="in"), OutGmem(name="out")',
@@ -130,7 +142,13 @@ rule("TS907", "api-call-mismatch", """
               VALID.replace("with domain_loop(0, 4, 1):", "with domain_loop(0, 4, step=1):  # expect: TS907"),
               # an @schedule function takes its resources positionally only
               VALID.replace("schedule=copy_schedule(inp, out)),",
-                            "schedule=copy_schedule(inp, out=out)),  # expect: TS907")])
+                            "schedule=copy_schedule(inp, out=out)),  # expect: TS907"),
+              # the other public API binds too: a misspelt keyword of TaskLocalVariable /
+              # consumer_work (the reference: "... got an unexpected keyword argument 'doc'")
+              VALID.replace("self.val = TaskLocalVariable(dtype=int, default=0)",
+                            'self.val = TaskLocalVariable(dtype=int, default=0, doc="v")  # expect: TS907'),
+              VALID.replace("    @consumer_work(returns=val)",
+                            "    @consumer_work(returns=val, work_attr=None)  # expect: TS907")])
 
 rule("TS999", "internal-error", """
     A check crashed (a bug in ts, not in the kernel).

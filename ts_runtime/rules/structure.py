@@ -141,14 +141,19 @@ rule("TS111", "domain-getter-not-get-domain", """
     Name the method `get_domain` and build the task from that class.
     """, phase="task")
 rule("TS112", "missing-task-schedule", """
-    `Task(schedule=None)`.
+    `Task(schedule=None)`, or a `schedule=` that is not a captured schedule.
 
     ## What it does
-    Requires a captured schedule on every task.
+    Requires a captured schedule (the result of calling an `@schedule` function with the
+    task's resources) on every task: not `None`, not the `@schedule` function itself
+    (`schedule=load_schedule`, not called), not a number or other plain value. ts-lint
+    reports a value it knows is such.
     ## Why is this bad?
-    A task without a schedule has nothing to run.
+    A task without a schedule has nothing to run. The reference rejects `None` with a
+    ValueError and fails on anything else with `AttributeError: 'function' object has no
+    attribute 'schedule_list'`.
     ## Example
-    `Task(..., schedule=None)`
+    `Task(..., schedule=None)`, `Task(..., schedule=load_schedule)`
     ## Use instead
     `Task(..., schedule=my_schedule(res_a, res_b))`
     """, phase="task")
@@ -446,6 +451,25 @@ rule("TS136", "unbound-name-in-schedule", """
     ## Use instead
     Assign the name before the statement that reads it (or define it in the enclosing function).
     """, exc="NameError")
+
+
+rule("TS138", "nameless-schedule-function", """
+    An `@schedule` made from a callable that has no `__name__`, called.
+
+    ## What it does
+    Reports the call of a schedule built by `schedule(functools.partial(body, ...))`: a
+    `functools.partial` object has no `__name__`, which the schedule is named after when
+    it is captured. ts-lint reports it when the partial is made in the `schedule(...)`
+    call itself (nothing can have named it).
+    ## Why is this bad?
+    The reference fails with `AttributeError: 'functools.partial' object has no attribute
+    '__name__'` at the call, and the kernel is never built.
+    ## Example
+    `copy = schedule(functools.partial(copy_body, 8))`, then `schedule=copy(src, dst)`.
+    ## Use instead
+    Name the partial first (`p = functools.partial(copy_body, 8); p.__name__ = "copy"`),
+    or write a `def` that calls the body and decorate that.
+    """, exc="AttributeError")
 
 
 def unbound_name_message(name: str, schedule: str, local: bool) -> str:
@@ -854,7 +878,32 @@ _examples("TS112", [_VALID], [custom_program('''
         task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
                     schedule=None)  # expect: TS112
         return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
-    ''')])
+    '''), copy_program().replace("schedule=copy(src, dst))", "schedule=copy)  # expect: TS112"),
+    copy_program().replace("schedule=copy(src, dst))", "schedule=1)  # expect: TS112")])
+
+_NAMELESS = custom_program('''
+    def copy_body(n, src, dst):
+        with domain_loop(0, n, 1):
+            v = src.get_item()
+            dst.set_item(data=v)
+
+
+    def build():
+        src, dst = Src(name="src"), Dst(name="dst")
+        body = functools.partial(copy_body, 8)
+        body.__name__ = "copy"
+        copy = schedule(body)
+        task = Task(name="Copy", src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,
+                    schedule=copy(src, dst))
+        return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
+    ''', extra="\nimport functools\n")
+_NAMED = '''    body = functools.partial(copy_body, 8)
+    body.__name__ = "copy"
+    copy = schedule(body)'''
+assert _NAMED in _NAMELESS
+_examples("TS138", [_NAMELESS], [_NAMELESS.replace(
+    _NAMED, "    copy = schedule(functools.partial(copy_body, 8))").replace(
+    "schedule=copy(src, dst))", "schedule=copy(src, dst))  # expect: TS138")])
 
 _examples("TS136", [copy_program('''
     start, stop = 0, 8
