@@ -2,7 +2,8 @@
 
 TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
 `Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
-TS963 (an attribute a ts API class lacks) in `tsapi.missing_api_attribute`, TS964 (arithmetic
+TS963 (an attribute a ts API class lacks) in `tsapi.missing_api_attribute`, TS967
+(range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS964 (arithmetic
 on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
 number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
 In the work methods a kernel's schedules call, TS963 on `stage_info.<name>` and TS966 (an
@@ -478,9 +479,10 @@ UNDEFINED_SELF_ATTRIBUTE = rule("TS966", "undefined-resource-attribute", """
     with `__getattr__`, `__getattribute__`, `__setattr__`, `__slots__`, a metaclass or a
     decorator other than `@dataclass`, a base class ts-lint cannot see, a program that
     uses `__dict__`, `exec` or `setattr` with a computed name, a read under a condition
-    ts-lint cannot decide, and any class when the reference package
-    (`cutlass.experimental.task_scheduling`) is not installed where ts-lint runs (its
-    MemoryResource's attributes are read from the installed files).
+    ts-lint cannot decide. What the framework itself gives a resource comes from ts's own
+    MemoryResource (the drop-in's classes and what its modules set) and the names seen on
+    the reference's live objects (`workbody.FRAMEWORK_NAMES`, kept in sync by
+    tests/test_api_surface.py).
     ## Why is this bad?
     Python raises AttributeError there when the kernel is traced: the reference fails
     compiling the kernel with `'SmemTile' object has no attribute 'bufs'`.
@@ -491,5 +493,43 @@ UNDEFINED_SELF_ATTRIBUTE = rule("TS966", "undefined-resource-attribute", """
     """, phase="frontend", severity=Severity.ERROR, exc="AttributeError",
     valid=[_DSL_KERNEL, _SELF_ATTR_SET_OUTSIDE], invalid=[_SELF_ATTR_TYPO])
 
+# a loop that sums with range_constexpr: in a module-level helper the kernel calls (not
+# preprocessed), and the same helper defined inside the kernel (preprocessed)
+_HELPER = "def warm_count(n):\n    total = 0\n    for i in cutlass.range_constexpr(n):\n        total += i\n    return total\n"
+_RANGE_CONSTEXPR_PLAIN = _DSL_KERNEL.replace(
+    "@cute.kernel\ndef copy_kernel(out: cute.Tensor):\n",
+    _HELPER.replace("    for i in cutlass.range_constexpr(n):\n", "    for i in cutlass.range_constexpr(n):  # expect: TS967\n")
+    + "\n\n@cute.kernel\ndef copy_kernel(out: cute.Tensor):\n    warm = warm_count(UNROLL)\n", 1)
+_RANGE_CONSTEXPR_NESTED = _DSL_KERNEL.replace(
+    "@cute.kernel\ndef copy_kernel(out: cute.Tensor):\n",
+    "@cute.kernel\ndef copy_kernel(out: cute.Tensor):\n" + "".join("    " + line + "\n" for line in _HELPER.splitlines())
+    + "    warm = warm_count(UNROLL)\n", 1)
+
+RANGE_CONSTEXPR_OUTSIDE_JIT = rule("TS967", "range-constexpr-outside-jit", """
+    `cutlass.range_constexpr(...)` called where the CuTe DSL does not unroll it.
+
+    ## What it does
+    Reports a `cutlass.range_constexpr(...)` call that the build certainly runs in a
+    function that is neither a `@cute.jit` / `@cute.kernel` function nor defined inside
+    one: an `@schedule` function or a helper at module level, a plain method, the module
+    body. Not judged where `Interpreter.type_error`'s guards apply (a `try` with a
+    handler, functions run only with assumed arguments, the `__main__` block's run, code
+    after a branch ts-lint could not decide that may have returned).
+    ## Why is this bad?
+    The DSL's preprocessor turns `for i in cutlass.range_constexpr(n):` into an unrolled
+    loop only in the source of the function it compiles (nested functions included); a
+    call anywhere else runs the function itself, which raises: the reference fails
+    compiling the kernel with `DSLRuntimeError: range_constexpr should be preprocessed by
+    preprocessor`.
+    ## Example
+    An `@schedule` function defined at module level whose body loops with
+    `cutlass.range_constexpr(2)`.
+    ## Use instead
+    Define the schedule (or helper) inside the `@cute.kernel` / `@cute.jit` function, or
+    make the factory that defines it a `@cute.jit` function; or use a plain `range(...)`
+    where the loop only repeats Python code.
+    """, phase="frontend", severity=Severity.ERROR, exc="DSLRuntimeError",
+    valid=[_DSL_KERNEL, _RANGE_CONSTEXPR_NESTED], invalid=[_RANGE_CONSTEXPR_PLAIN])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
-           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE"]
+           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT"]

@@ -271,8 +271,7 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         it = self.it
         short = qualname
         if qualname in ("cutlass.range_constexpr", "cutlass.cute.range_constexpr"):
-            from .pybuiltins import _range
-            return _b("range_constexpr", _range, qualname)
+            return _b("range_constexpr", _range_constexpr, qualname)
         if qualname in ("cutlass.const_expr", "cutlass.cute.const_expr"):
             return _b("const_expr", lambda i, a, k, c: a[0] if a else UNKNOWN, qualname)
         if qualname in ("cutlass.dynamic_expr", "cutlass.range", "cutlass.cute.range",
@@ -844,3 +843,24 @@ def _smem_capacity(it, args, kwargs, call):
     if cc is None:
         return _SMEM_CAPACITY["sm_100"]
     return _SMEM_CAPACITY.get(cc, UNKNOWN) if isinstance(cc, str) else UNKNOWN
+
+
+def _range_constexpr(it, args, kwargs, call):
+    """`cutlass.range_constexpr(...)`: a `range` the CuTe DSL's preprocessor unrolls, which
+    it does only in the source of a @cute.jit / @cute.kernel function (and the functions
+    defined inside one). Called anywhere else (a schedule or helper at module level, a
+    plain method), the DSL raises "range_constexpr should be preprocessed by preprocessor"
+    (TS967), with the guards of `Interpreter.type_error` (the run certainly gets there)."""
+    from .pybuiltins import _range
+    from .statements import _rewritten_by_dsl
+    fn = it.frame.func if it.frame is not None else None
+    if call is not None and not getattr(fn, "is_jit", False) and not _rewritten_by_dsl(fn) \
+            and it.ctx.root_name != "__main__" and not any(f.maybe_returned for f in it.frames):
+        where = f"'{fn.name}'" if fn is not None and getattr(fn, "name", None) else "the module body"
+        it.certain_error(call, "TS967", f"cutlass.range_constexpr(...) runs in {where}, which is not a "
+                         "@cute.jit / @cute.kernel function nor defined inside one, so the CuTe DSL never "
+                         "unrolls it and raises DSLRuntimeError ('range_constexpr should be preprocessed by "
+                         "preprocessor'); define the function inside the @cute.kernel / @cute.jit function "
+                         "or decorate it with @cute.jit, or use a plain range(...)")
+    return _range(it, args, kwargs, call)
+
