@@ -2,7 +2,8 @@
 
 TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
 `Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
-TS963 (an attribute a ts API class lacks) in `tsapi.missing_api_attribute`, TS967
+TS968 (a raise the build reaches) in `StatementsMixin._build_raises`, TS963 (an attribute a
+ts API class lacks) in `tsapi.missing_api_attribute`, TS967
 (range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS964 (arithmetic
 on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
 number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
@@ -531,5 +532,40 @@ RANGE_CONSTEXPR_OUTSIDE_JIT = rule("TS967", "range-constexpr-outside-jit", """
     """, phase="frontend", severity=Severity.ERROR, exc="DSLRuntimeError",
     valid=[_DSL_KERNEL, _RANGE_CONSTEXPR_NESTED], invalid=[_RANGE_CONSTEXPR_PLAIN])
 
+# a stage-count check in the build: met with the default, failing with a stage count the
+# build computes from a changed constant
+_STAGE_CHECK = """    if stages not in (2, 4):
+        raise ValueError(f"unsupported stage count {stages}")
+"""
+_BUILD_CHECK_OK = _VALID.replace("def build(stages=2, consumer=128):\n",
+                                 "def build(stages=2, consumer=128):\n" + _STAGE_CHECK, 1)
+_BUILD_RAISES = _VALID.replace("def build(stages=2, consumer=128):\n",
+                               "def build(stages=3, consumer=128):\n" + _STAGE_CHECK.replace(
+                                   '        raise ValueError(f"unsupported stage count {stages}")\n',
+                                   '        raise ValueError(f"unsupported stage count {stages}")  # expect: TS968\n'), 1)
+
+BUILD_RAISES = rule("TS968", "build-raises", """
+    Building the kernel raises: a `raise` that is reached or an `assert` that fails.
+
+    ## What it does
+    In the TS code that the program's entry points run with their own values (a
+    `build()`-style entry point or `compile_fake()` callable without arguments, the
+    `@cute.jit` / `@cute.kernel` functions they compile, and the helpers they call),
+    reports a `raise` statement that the run reaches and nothing catches, or an `assert`
+    whose condition is false, for example a factory's `match` default reached with a
+    misspelt kind. Not judged: a `try` with a handler around it, functions run only with
+    assumed arguments, the `__main__` block's run (command-line values may differ from
+    their argparse defaults), code after a branch ts-lint could not decide that may have
+    returned, and conditions ts-lint cannot resolve. The import's own are TS961.
+    ## Why is this bad?
+    The exception stops the build: the kernel is never compiled, and the reference
+    reports that exception (`ValueError: unknown mode cpy`) instead of checking it.
+    ## Example
+    `def build(stages=3)` with `if stages not in (2, 4): raise ValueError(...)` inside.
+    ## Use instead
+    Fix the value the check is about, or the check.
+    """, phase="frontend", severity=Severity.ERROR, exc="ValueError", valid=[_VALID, _BUILD_CHECK_OK],
+    invalid=[_BUILD_RAISES])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
-           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT"]
+           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES"]

@@ -52,6 +52,21 @@ def _import_raises_message(it, node) -> str:
     return "importing this module raises here: this statement is reached with the values the module computes"
 
 
+def build_raises_message(it, node, func) -> str:
+    """TS968's message for the `assert` / `raise` the build reaches in `func`."""
+    where = f"building the kernel raises in '{func.name}'"
+    if isinstance(node, cst.Assert):
+        text = " ".join(it.text(node.test).split())
+        if len(text) > 80:
+            text = text[:77] + "..."
+        return f"{where}: AssertionError, `assert {text}` is false with the values the program computes"
+    if isinstance(node, cst.Raise) and node.exc is not None:
+        exc = node.exc.func if isinstance(node.exc, cst.Call) else node.exc
+        name = " ".join(it.text(exc).split())
+        return f"{where}: {name}, this `raise` is reached with the values the program computes"
+    return f"{where}: this statement is reached with the values the program computes"
+
+
 def _ts_class(cls) -> bool:
     """A MemoryResource or Task subclass (their methods have TS-specific checks)."""
     return isinstance(cls, ClassVal) and (cls.is_sub("MemoryResource") or cls.is_sub("Task"))

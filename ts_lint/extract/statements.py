@@ -202,12 +202,34 @@ class StatementsMixin:
         self.ctx_taint(base)
 
     def _x_raise(self, node, scope):
+        self._build_raises(node)
         raise UserRaise(node)
 
     def _x_assert(self, node: cst.Assert, scope):
         t = truth(self.eval(node.test, scope))
         if t is False:
+            self._build_raises(node)
             raise UserRaise(node)
+
+    def _build_raises(self, node):
+        """TS968: a `raise` / failing `assert` that the build certainly reaches, in a
+        function the TS code of the program's own entry points calls (`build()`-style entry
+        points, `compile_fake()`, the kernels they compile), with the guards of
+        `type_error`: not under a `try` with a handler, not in a function run with assumed
+        arguments, not in the `__main__` block's run (a command-line value may differ from
+        its argparse default), not after a branch ts-lint could not decide that may have
+        returned, not while a schedule is captured (TS136's and the capture's own
+        findings). The import's own raises are TS961 (`run_module`)."""
+        fr = self.frame
+        if fr is None or self.captures or self.ctx.assumed or self._try_depth \
+                or self.ctx.root_name in (None, "", "<module>", "__main__") \
+                or any(f.maybe_returned for f in self.frames):
+            return
+        if not any(isinstance(f.func, FuncVal) and self._ts_code(f.func) for f in self.frames):
+            return               # not reached from TS code (a plain helper of another kernel)
+        from .interpreter import build_raises_message
+        self.ctx.report("TS968", build_raises_message(self, node, fr.func), self.rng(node))
+        raise UserRaise(node, reported=True)
 
     # ------------------------------------------------------------------ imports
     @staticmethod
