@@ -548,15 +548,17 @@ BUILD_RAISES = rule("TS968", "build-raises", """
     Building the kernel raises: a `raise` that is reached or an `assert` that fails.
 
     ## What it does
-    In the TS code that the program's entry points run with their own values (a
-    `build()`-style entry point or `compile_fake()` callable without arguments, the
-    `@cute.jit` / `@cute.kernel` functions they compile, and the helpers they call),
-    reports a `raise` statement that the run reaches and nothing catches, or an `assert`
-    whose condition is false, for example a factory's `match` default reached with a
-    misspelt kind. Not judged: a `try` with a handler around it, functions run only with
-    assumed arguments, the `__main__` block's run (command-line values may differ from
-    their argparse defaults), code after a branch ts-lint could not decide that may have
-    returned, and conditions ts-lint cannot resolve. The import's own are TS961.
+    While the kernel is built with the program's own values (the `@cute.jit` /
+    `@cute.kernel` functions an entry point callable without arguments compiles, such as
+    `compile_fake()`, or a `build()` entry point, and the helpers they call, reached from
+    TS code), reports a `raise` statement that the run reaches and nothing catches, or an
+    `assert` whose condition is false, for example a factory's `match` default reached
+    with a misspelt kind. Not judged: a host driver's own checks outside the kernel build
+    (a tutorial's `run()` asserting its input sizes), a `try` with a handler around it,
+    functions run only with assumed arguments, the `__main__` block's run (command-line
+    values may differ from their argparse defaults), code after a branch ts-lint could
+    not decide that may have returned, and conditions ts-lint cannot resolve. The
+    import's own are TS961.
     ## Why is this bad?
     The exception stops the build: the kernel is never compiled, and the reference
     reports that exception (`ValueError: unknown mode cpy`) instead of checking it.

@@ -60,3 +60,19 @@ def test_not_judged_in_the_main_block_run():
 def test_a_condition_ts_lint_cannot_decide_is_not_judged():
     src = _program("cpy").replace('MODE = "cpy"', "import os\nMODE = os.environ['TS_MODE']", 1)
     assert _errors(src) == []
+
+
+def test_a_host_drivers_own_input_check_is_not_judged():
+    """A tutorial's `run()` asserts its sizes before it builds anything (`assert n_elements
+    % tile_n == 0`): the kernel itself compiles with the reference (its harness compiles
+    the host function directly), so this is not the kernel build failing."""
+    src = _program("copy") + '''
+
+TILE = 127
+
+
+def run(n_elements: int = 1024):
+    assert n_elements % TILE == 0, "n_elements must be divisible by the tile"
+    return build()
+'''
+    assert _errors(src) == []

@@ -452,7 +452,7 @@ def test_layout_annotated_helper_parameter_keeps_the_tuple_it_is_passed():
 
 _SUBTILE_STORE = PRELUDE.replace('''            buf.drain()
             if release:
-                buf.release()''', '''            for part in cutlass.range_constexpr(epilogue_parts()):
+                buf.release()''', '''            for part in range(epilogue_parts()):
                 buf.drain()
             if release:
                 buf.release()''') + '''
@@ -515,6 +515,8 @@ def test_typed_view_before_the_managers_setup_is_ts705():
 
 
 def _subtile_program(release_in_loop: bool, width="cutlass.Float16.width"):
+    # a plain `range`: these schedules run on the host (`build()`), where the DSL does not
+    # preprocess `cutlass.range_constexpr` and the reference raises for it (TS967)
     # the epilogue subtile count comes from `compute_epilogue_tile_size` (cutlass.utils), as in
     # the reference's cluster GEMM tutorial: (128, 256) tile, 16-bit output -> (128, 32) subtiles
     release = "                buf.release()\n" if release_in_loop else ""
@@ -524,7 +526,7 @@ def _subtile_program(release_in_loop: bool, width="cutlass.Float16.width"):
         .replace('''            buf.drain()
             if release:
                 buf.release()
-''', f'''            for i in cutlass.range_constexpr(subtiles):
+''', f'''            for i in range(subtiles):
                 buf.drain()
 {release}{after}''').replace(
         "def make_manager(rows, stages, commit_every_row=True, release=True):\n",

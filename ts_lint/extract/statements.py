@@ -212,8 +212,9 @@ class StatementsMixin:
             raise UserRaise(node)
 
     def _build_raises(self, node):
-        """TS968: a `raise` / failing `assert` that the build certainly reaches, in a
-        function the TS code of the program's own entry points calls (`build()`-style entry
+        """TS968: a `raise` / failing `assert` that building the kernel certainly reaches (in
+        a @cute.jit / @cute.kernel function being compiled, or a `build()` entry point, and
+        the functions they call), from TS code (`build()`-style entry
         points, `compile_fake()`, the kernels they compile), with the guards of
         `type_error`: not under a `try` with a handler, not in a function run with assumed
         arguments, not in the `__main__` block's run (a command-line value may differ from
@@ -227,6 +228,12 @@ class StatementsMixin:
             return
         if not any(isinstance(f.func, FuncVal) and self._ts_code(f.func) for f in self.frames):
             return               # not reached from TS code (a plain helper of another kernel)
+        if not (self.ctx.root_name == "build" or any(getattr(f.func, "is_jit", False) for f in self.frames)):
+            # only what building the kernel runs: a @cute.jit / @cute.kernel function being
+            # compiled, or a `build()` entry point; not a host driver such as a tutorial's
+            # `run()` checking its inputs (the kernel compiles; the run fails later, on the GPU
+            # side of the program)
+            return
         from .interpreter import build_raises_message
         self.ctx.report("TS968", build_raises_message(self, node, fr.func), self.rng(node))
         raise UserRaise(node, reported=True)
