@@ -510,10 +510,11 @@ RANGE_CONSTEXPR_OUTSIDE_JIT = rule("TS967", "range-constexpr-outside-jit", """
     `cutlass.range_constexpr(...)` called where the CuTe DSL does not unroll it.
 
     ## What it does
-    Reports a `cutlass.range_constexpr(...)` call that the build certainly runs in a
-    function that is neither a `@cute.jit` / `@cute.kernel` function nor defined inside
-    one: an `@schedule` function or a helper at module level, a plain method, the module
-    body. Not judged where `Interpreter.type_error`'s guards apply (a `try` with a
+    Reports a `cutlass.range_constexpr(...)` call that building the kernel certainly runs
+    (while a `@cute.jit` / `@cute.kernel` function is compiled, or in a `build()` entry
+    point) in a function that is neither a `@cute.jit` / `@cute.kernel` function nor
+    defined inside one: an `@schedule` function or a helper at module level, a plain
+    method. Not judged where `Interpreter.type_error`'s guards apply (a `try` with a
     handler, functions run only with assumed arguments, the `__main__` block's run, code
     after a branch ts-lint could not decide that may have returned).
     ## Why is this bad?

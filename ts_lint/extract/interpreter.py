@@ -335,6 +335,13 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                    self.rng(node))
         raise UserRaise(node, reported=True)
 
+    def in_kernel_build(self) -> bool:
+        """Whether the run is building the kernel: inside a @cute.jit / @cute.kernel function
+        being compiled, or in a `build()` entry point (the runtime harness's). A host
+        driver such as a tutorial's `run()` (inputs, torch, checks around the compile) is
+        not: the reference's verdict is the compile's."""
+        return self.ctx.root_name == "build" or any(getattr(f.func, "is_jit", False) for f in self.frames)
+
     def certain_error(self, node, code: str, message: str, fix=None):
         """An operation the run reaches that certainly raises (TS963 AttributeError on a ts
         API class, TS964 TypeError of an operator): reported there, then the run stops, as

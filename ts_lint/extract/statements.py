@@ -228,7 +228,7 @@ class StatementsMixin:
             return
         if not any(isinstance(f.func, FuncVal) and self._ts_code(f.func) for f in self.frames):
             return               # not reached from TS code (a plain helper of another kernel)
-        if not (self.ctx.root_name == "build" or any(getattr(f.func, "is_jit", False) for f in self.frames)):
+        if not self.in_kernel_build():
             # only what building the kernel runs: a @cute.jit / @cute.kernel function being
             # compiled, or a `build()` entry point; not a host driver such as a tutorial's
             # `run()` checking its inputs (the kernel compiles; the run fails later, on the GPU

@@ -850,12 +850,14 @@ def _range_constexpr(it, args, kwargs, call):
     it does only in the source of a @cute.jit / @cute.kernel function (and the functions
     defined inside one). Called anywhere else (a schedule or helper at module level, a
     plain method), the DSL raises "range_constexpr should be preprocessed by preprocessor"
-    (TS967), with the guards of `Interpreter.type_error` (the run certainly gets there)."""
+    (TS967), with the guards of `Interpreter.type_error` (the run certainly gets there),
+    while the kernel is built (`Interpreter.in_kernel_build`)."""
     from .pybuiltins import _range
     from .statements import _rewritten_by_dsl
     fn = it.frame.func if it.frame is not None else None
     if call is not None and not getattr(fn, "is_jit", False) and not _rewritten_by_dsl(fn) \
-            and it.ctx.root_name != "__main__" and not any(f.maybe_returned for f in it.frames):
+            and it.ctx.root_name != "__main__" and not any(f.maybe_returned for f in it.frames) \
+            and it.in_kernel_build():
         where = f"'{fn.name}'" if fn is not None and getattr(fn, "name", None) else "the module body"
         it.certain_error(call, "TS967", f"cutlass.range_constexpr(...) runs in {where}, which is not a "
                          "@cute.jit / @cute.kernel function nor defined inside one, so the CuTe DSL never "
