@@ -16,6 +16,7 @@ from ts_runtime.diagnostics import Severity
 from ts_lint.api import lint_source
 
 from .rule_programs import _GET_ONE, _SCHED_ONE, simple
+from .reference_compile import compile_problems
 
 _PEEK = '''
     @consumer_work
@@ -64,20 +65,6 @@ def test_ts_lint_reports_exactly_what_the_reference_rejects(name):
 
 @pytest.mark.reference
 def test_reference_compiles_exactly_the_programs_without_ts328():
-    from oracle import reference_available
-    from oracle_batch import reference_verdicts
-    if not reference_available():
-        pytest.skip("reference not installed")
-    sources = [PROGRAMS[n][0] for n in NAMES]
-    built = reference_verdicts(sources, entry="build")
-    compiled = reference_verdicts(sources, entry="compile_fake")
-    problems = []
-    for name, b, c in zip(NAMES, built, compiled):
-        rejected = PROGRAMS[name][1]
-        if not b.accepted:
-            problems.append(f"{name}: reference rejected build(): {b.message[:200]}")
-        elif c.accepted == rejected:
-            problems.append(f"{name}: reference {'accepted' if c.accepted else 'rejected'}: {c.message[:200]}")
-        elif rejected and not (c.exc_type == "TypeError" and "value(s), but" in c.message):
-            problems.append(f"{name}: another error: {c.exc_type}: {c.message[:200]}")
+    problems = compile_problems({n: PROGRAMS[n][0] for n in NAMES}, lambda n: None if not PROGRAMS[n][1] else (
+        lambda v: v.exc_type == "TypeError" and "value(s), but" in v.message))
     assert not problems, "\n".join(problems)

@@ -21,6 +21,7 @@ from ts_runtime.testing import run_source
 from ts_lint.api import lint_source
 
 from .rule_programs import simple
+from .reference_compile import compile_problems
 
 _DST_INIT = '''\
 class Dst(MemoryResource):
@@ -134,20 +135,6 @@ def test_both_front_ends_report_ts238_where_the_kernel_needs_the_base(name):
 
 @pytest.mark.reference
 def test_reference_compiles_exactly_the_programs_without_a_ts238_error():
-    from oracle import reference_available
-    from oracle_batch import reference_verdicts
-    if not reference_available():
-        pytest.skip("reference not installed")
-    sources = [PROGRAMS[n][0] for n in NAMES]
-    built = reference_verdicts(sources, entry="build")
-    compiled = reference_verdicts(sources, entry="compile_fake")
-    problems = []
-    for name, b, c in zip(NAMES, built, compiled):
-        error = PROGRAMS[name][2]
-        if not b.accepted:
-            problems.append(f"{name}: reference rejected build(): {b.message[:200]}")
-        elif c.accepted == error:
-            problems.append(f"{name}: reference {'accepted' if c.accepted else 'rejected'}: {c.message[:200]}")
-        elif error and not (c.exc_type == "AttributeError" and "_vars'" in c.message):
-            problems.append(f"{name}: another error: {c.exc_type}: {c.message[:200]}")
+    problems = compile_problems({n: PROGRAMS[n][0] for n in NAMES}, lambda n: None if not PROGRAMS[n][2] else (
+        lambda v: v.exc_type == "AttributeError" and "_vars'" in v.message))
     assert not problems, "\n".join(problems)

@@ -22,6 +22,7 @@ from ts_runtime.testing import expected_findings, run_source
 from ts_lint.api import lint_source
 
 from .rule_programs import simple
+from .reference_compile import compile_problems
 
 _PUT = ("    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:\n"
         "        self.out[stage_info.loop_offset] = v\n")
@@ -109,23 +110,10 @@ def test_each_invalid_program_has_one_finding():
 
 @pytest.mark.reference
 def test_reference_fails_compiling_exactly_the_marked_programs():
-    from oracle import reference_available
-    from oracle_batch import reference_verdicts
-    if not reference_available():
-        pytest.skip("reference not installed")
-    sources = [PROGRAMS[n][0] for n in NAMES]
-    built = reference_verdicts(sources, entry="build")
-    compiled = reference_verdicts(sources, entry="compile_fake")
-    problems = []
-    for name, b, c in zip(NAMES, built, compiled):
-        exc = PROGRAMS[name][1]
-        if not b.accepted:
-            problems.append(f"{name}: reference rejected build(): {b.exc_type}: {b.message[:200]}")
-        elif exc is None and not c.accepted:
-            problems.append(f"{name}: reference rejected: {c.exc_type}: {c.message[:200]}")
-        elif exc is not None and (c.accepted or c.exc_type != exc):
-            problems.append(f"{name}: expected {exc}, got {c.exc_type}: {c.message[:200]}")
+    problems = compile_problems({n: PROGRAMS[n][0] for n in NAMES}, lambda n: None if PROGRAMS[n][1] is None
+                                else (lambda v, exc=PROGRAMS[n][1]: v.exc_type == exc))
     assert not problems, "\n".join(problems)
+
 
 
 def test_programs_differ_from_the_base_by_one_edit():

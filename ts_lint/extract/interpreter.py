@@ -397,14 +397,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         if ctx.depth >= ctx.MAX_DEPTH:
             self.unknown(node, f"call depth limit reached at `{func.name}`; not analyzed", "budget")
             return UNKNOWN
-        scope = Scope("function", func.closure, func.closure.module or self.module_scope)
-        scope.func = func
-        bound = self.bind_params(func, args, kwargs, node)
-        scope.vars.update(bound)
-        scope.qualprefix = f"{func.qualname}.<locals>."
-
-        params = param_list(func.node.params)
-        self_val = bound.get(params[0][0].name.value) if params and func.owner is not None else None
+        scope, self_val = self._call_scope(func, args, kwargs, node)
         if isinstance(func.node, cst.Lambda):
             ctx.depth += 1
             try:
@@ -446,6 +439,13 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
     def open_call(self, func: FuncVal, args: list, kwargs: dict, node=None):
         """(scope, self_val) of a call of `func` with these arguments, to run parts of its
         body in (`in_frame`): a `@contextmanager` function around a `with` block."""
+        scope, self_val = self._call_scope(func, args, kwargs, node)
+        self.ctx.entered.add(func.node)
+        return scope, self_val
+
+    def _call_scope(self, func: FuncVal, args: list, kwargs: dict, node):
+        """(the scope of a call of `func` with its parameters bound, the receiver of a
+        method call or None)."""
         scope = Scope("function", func.closure, func.closure.module or self.module_scope)
         scope.func = func
         bound = self.bind_params(func, args, kwargs, node)
@@ -453,7 +453,6 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         scope.qualprefix = f"{func.qualname}.<locals>."
         params = param_list(func.node.params)
         self_val = bound.get(params[0][0].name.value) if params and func.owner is not None else None
-        self.ctx.entered.add(func.node)
         return scope, self_val
 
     @contextlib.contextmanager
