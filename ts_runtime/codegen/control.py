@@ -93,6 +93,25 @@ class State:
 
     def __init__(self):
         self._vals: dict = {}
+        self._attrs: list = []      # (key, object, attribute name): see bind_attr
+
+    def bind_attr(self, key, obj, name: str):
+        """Carries `obj.<name>` (a DSL value a work method reassigns, e.g. an accumulator
+        field `self.acc = self.acc + v`) under `key`: the object's attribute is what work
+        code reads and writes, so it is read into the state when a region opens or yields,
+        and set from the region's arguments / results when the state is restored. Without
+        it a value made inside a loop body escapes the loop through the object (an IR
+        dominance error)."""
+        self.declare(key, getattr(obj, name))
+        self._attrs.append((key, obj, name))
+
+    def _pull(self):
+        for key, obj, name in self._attrs:
+            self._vals[key] = getattr(obj, name)
+
+    def _push(self):
+        for key, obj, name in self._attrs:
+            setattr(obj, name, self._vals[key])
 
     def declare(self, key, value):
         """Adds a carried value (before any region that must carry it)."""
@@ -116,6 +135,7 @@ class State:
 
     # ---------------------------------------------------------------- packing
     def _snapshot(self):
+        self._pull()
         keys = list(self._vals)
         templates = [self._vals[k] for k in keys]
         flat, counts = [], []
@@ -132,8 +152,10 @@ class State:
             out[k] = new_from_mlir_values(t, list(values[pos:pos + n]))
             pos += n
         self._vals = out
+        self._push()
 
     def _yield_values(self, keys, templates):
+        self._pull()
         flat = []
         for k, t in zip(keys, templates):
             v = _cast_like(t, self._vals[k])

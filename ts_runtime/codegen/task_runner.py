@@ -58,6 +58,7 @@ def emit_task(task, ctx):
         em.emit()
     finally:
         wqmod._ACTIVE.pop()
+        em.restore_attrs()
 
 
 class Cursor:
@@ -261,6 +262,33 @@ class TaskEmitter:
         if "iter" not in st and any(isinstance(e.guard, Every) for e in self.entries):
             st.declare("iter", Int32(0))
         st.declare("last", Int32(0))
+        self.bind_attrs()
+
+    def bind_attrs(self):
+        """Carries the DSL-number fields the task's resources' work methods reassign
+        (`self.acc = self.acc + v`) through every region (State.bind_attr). The values
+        before the task are put back once it is emitted (`restore_attrs`): the next task is
+        emitted in another branch, where this task's values do not exist."""
+        self._saved_attrs = []
+        for rid in list(self.model.src) + list(self.model.dst):
+            r = self.res(rid)
+            if r is None or r.is_group or r.is_work_queue:
+                continue
+            obj = self.obj(rid)
+            names = set()
+            for wm in r.work_methods.values():
+                names |= set(getattr(wm, "writes", ()) or ())
+            for name in sorted(names):
+                key = ("attr", rid, name)
+                value = getattr(obj, name, None)
+                if key in self.state or not isinstance(value, cutlass.Numeric):
+                    continue
+                self._saved_attrs.append((obj, name, value))
+                self.state.bind_attr(key, obj, name)
+
+    def restore_attrs(self):
+        for obj, name, value in getattr(self, "_saved_attrs", ()):
+            setattr(obj, name, value)
 
     def _seed(self, rid, var, where=None):
         o = self.obj(rid)
