@@ -142,15 +142,21 @@ def _extract(src, path, explain_unknown, run_checker) -> Analysis:
     from .extract.roots import run_roots
     ctx = Context(path, src.pos, run_checker, src)
     it = Interpreter(ctx, src.module)
+    from .extract.configurations import run_configurations
+    imported = {}
     for main in (False, True):
         # import, then the entry points (zero-argument functions such as `build()`), then
-        # the `__main__` block (argparse defaults), then whatever TS code is still unreached
+        # the `__main__` block (argparse defaults) and its other command-line
+        # configurations, then whatever TS code is still unreached
+        if main:
+            imported = dict(it.module_scope.vars)
         try:
             it.run_module(main=main)
         except Budget:
             ctx.unknown(SourceRange(path, 1, 0), "analysis budget exhausted in the module body", "budget")
         if not main:
             run_roots(it, "entry")
+    run_configurations(it, Budget, imported)
     configured = bool(ctx.kernels)
     run_roots(it, "rest")
     if ctx.tasks_built and not ctx.kernels:

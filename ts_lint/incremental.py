@@ -273,8 +273,12 @@ def _run_component(src, path: str, seg_idx: Sequence[int], run_checker: bool) ->
     ctx = Context(path, src.pos, run_checker, src)
     it = Interpreter(ctx, cst.Module(body=stmts))
     src.dict_lookups = []
+    from .extract.configurations import run_configurations
     module_steps, module_budget = 0, False
+    imported = {}
     for main in (False, True):
+        if main:
+            imported = dict(it.module_scope.vars)
         try:
             it.run_module(main=main)
         except Budget:
@@ -284,6 +288,7 @@ def _run_component(src, path: str, seg_idx: Sequence[int], run_checker: bool) ->
         if not main:
             module_steps = ctx.steps
             run_roots(it, "entry")
+    run_configurations(it, Budget, imported)
     configured = bool(ctx.kernels)
     run_roots(it, "rest")
     from .extract.roots import _candidates

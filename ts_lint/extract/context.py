@@ -70,6 +70,11 @@ class Context:
         self.site_roots: dict = {}    # TaskManager call site -> the root that analysed it first
         self.entered: set = set()     # FunctionDef nodes that have been executed
         self.tasks_built: list = []   # TaskModels of every Task(...) analysed
+        # command-line configurations (configurations.py): the (parser, dest) of every
+        # argparse argument with `choices=`, and the values a re-run of `__main__` uses
+        self.cli_choices: list = []
+        self.cli_overrides: dict = {}
+        self.config_label: str = ""   # "--mode tma" while such a re-run is analysed
 
     # ------------------------------------------------------------------ ids
     def new_rid(self) -> int:

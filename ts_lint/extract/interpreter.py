@@ -649,6 +649,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             return list(v)
         if isinstance(v, dict):
             return list(v.keys())
+        if isinstance(v, _DICT_VIEWS):
+            return list(v)
         if isinstance(v, (str, set, frozenset)) and is_concrete(v):
             try:
                 return sorted(v) if isinstance(v, (set, frozenset)) else list(v)
@@ -731,6 +733,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
 
 
 _NUMBER_TYPES = ("int", "float", "bool")
+_DICT_VIEWS = (type({}.keys()), type({}.values()), type({}.items()))
 
 
 def _number_shape(ann):

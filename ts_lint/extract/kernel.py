@@ -195,8 +195,12 @@ class KernelMixin:
                 bound[key].managed = tm_val
         site = (rng.line, rng.column)
         first_root = ctx.site_roots.setdefault(site, ctx.root_name)
-        ctx.site_counts[site] = ctx.site_counts.get(site, 0) + 1
-        if first_root != ctx.root_name or ctx.site_counts[site] > ctx.MAX_KERNELS_PER_SITE:
+        # a command-line configuration's re-run of `__main__` (configurations.py) analyses
+        # the site again: it may build another kernel
+        count_key = (site, ctx.config_label) if ctx.config_label else site
+        ctx.site_counts[count_key] = ctx.site_counts.get(count_key, 0) + 1
+        if (first_root != ctx.root_name and not ctx.config_label) \
+                or ctx.site_counts[count_key] > ctx.MAX_KERNELS_PER_SITE:
             # analysed in an earlier context already; its model serves the setup-time check
             tm_val.kernel, tm_val.objects = getattr(ctx, "site_models", {}).get(site, (None, None))
             return tm_val
@@ -312,7 +316,7 @@ class KernelMixin:
         except _Abort:
             return tm_val
         ctx.kernels.append(kernel)
-        ctx.kernel_roots.append(ctx.root_name)
+        ctx.kernel_roots.append(f"{ctx.root_name} ({ctx.config_label})" if ctx.config_label else ctx.root_name)
         self._work_method_reads(kernel, objects)
         if ctx.import_errors:
             reasons.insert(0, "the module has errors that stop it at import")

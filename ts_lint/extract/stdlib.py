@@ -52,10 +52,20 @@ def _argparse_method(parser: ArgParserVal, name):
         if isinstance(default, str) and nargs in ("+", "*") and False:
             default = [default]
         parser.defaults[dest] = default
+        if "choices" in kwargs and action not in ("store_true", "store_false", "count") \
+                and nargs in (None, "?"):
+            items = it.iterate(kwargs["choices"])
+            if items is not None and all(is_concrete(c) and not isinstance(c, (list, dict, set)) for c in items):
+                parser.choices[dest] = list(items)
+                it.ctx.cli_choices.append((parser, dest))
         return None
 
     def parse_args(it, args, kwargs, call):
-        return NamespaceVal(dict(parser.defaults))
+        values = dict(parser.defaults)
+        for dest, v in it.ctx.cli_overrides.items():
+            if dest in parser.defaults:
+                values[dest] = v
+        return NamespaceVal(values)
 
     def set_defaults(it, args, kwargs, call):
         parser.defaults.update(kwargs)

@@ -400,6 +400,8 @@ class TaskManagerVal:
 @dataclass(eq=False)
 class ArgParserVal:
     defaults: dict = field(default_factory=dict)
+    # dest -> the values of `choices=` (configurations.py runs the `__main__` block with each)
+    choices: dict = field(default_factory=dict)
 
 
 class DefaultDictVal(dict):

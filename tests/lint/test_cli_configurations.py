@@ -1,0 +1,95 @@
+"""The `__main__` block's other command-line configurations (ts_lint.extract.configurations):
+a defect only an argparse `choices=` value builds is shown as a warning naming the
+option; the default run's own findings stay errors, reported once."""
+from ts_runtime.diagnostics import Severity
+
+from ts_lint.api import analyze_source
+
+from test_extract import COPY
+
+MAIN = '''
+
+MODES = {"narrow": 128, "wide": %(wide)d}
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=%(choices)s, default="%(default)s")
+    args = ap.parse_args()
+    build(consumer=MODES[args.mode])
+'''
+
+
+# build() needs an argument, so the `__main__` block is the module's own run
+BUILD = COPY.replace("def build(stages=2, consumer=128):", "def build(stages=2, *, consumer):")
+
+
+def _program(wide=96, choices="MODES.keys()", default="narrow"):
+    return BUILD + MAIN % {"wide": wide, "choices": choices, "default": default}
+
+
+def _line(src, text):
+    return src[:src.index(text)].count("\n") + 1
+
+
+def _findings(src):
+    return [(d.code, d.severity, d.range.line, d.message) for d in analyze_source(src, "p.py").diagnostics]
+
+
+def test_a_defect_of_another_choice_is_a_warning_naming_it():
+    src = _program()
+    found = _findings(src)
+    line = _line(src, "consumer_group=CooperativeGroup(Agent.Thread, consumer)")
+    assert [(c, s, ln) for c, s, ln, _ in found] == [("TS430", Severity.WARNING, line)]
+    assert "found in the configuration `--mode wide`" in found[0][3]
+
+
+def test_choices_as_a_list_literal():
+    src = _program(choices='["narrow", "wide"]')
+    assert [(c, s) for c, s, _, _ in _findings(src)] == [("TS430", Severity.WARNING)]
+
+
+def test_the_default_runs_defect_stays_one_error():
+    # the default is the defective mode: an error, and the other choice adds nothing
+    src = _program(default="wide")
+    found = _findings(src)
+    assert [(c, s) for c, s, _, _ in found] == [("TS430", Severity.ERROR)]
+    assert "configuration" not in found[0][3]
+
+
+def test_every_choice_valid_means_no_finding():
+    a = analyze_source(_program(wide=128), "p.py")
+    assert a.diagnostics == []
+    # the default run's kernels come first; the re-run's kernel is labelled by its option
+    assert a.kernel_roots[0] == "__main__"
+    assert a.kernel_roots[-1] == "__main__ (--mode wide)"
+
+
+def test_a_rerun_starts_from_the_imported_module():
+    # the default run rebinds a module name; the `--mode wide` run must not see it
+    src = BUILD + '''
+
+CONSUMER = 128
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", choices=["narrow", "wide"], default="narrow")
+    args = ap.parse_args()
+    if args.mode == "narrow":
+        globals()["CONSUMER"] = 96
+    build(consumer=CONSUMER)
+'''
+    found = _findings(src)
+    # default run: 96 (an error); the wide run: 128 from the import, no finding
+    assert [(c, s) for c, s, _, _ in found] == [("TS430", Severity.ERROR)]
+
+
+def test_the_editor_path_reports_the_same():
+    from ts_lint.incremental import AnalysisCache
+    src = _program()
+    whole = _findings(src)
+    cache = AnalysisCache()
+    for text in (src, src + "\n# edited\n"):
+        inc = analyze_source(text, "p.py", cache=cache).diagnostics
+        assert [(d.code, d.severity, d.range.line, d.message) for d in inc] == whole
