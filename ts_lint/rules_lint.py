@@ -4,7 +4,8 @@ TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) i
 `Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
 TS968 (a raise the build reaches) in `StatementsMixin._build_raises`, TS963 (an attribute a
 ts API class lacks) in `tsapi.missing_api_attribute`, TS967
-(range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS964 (arithmetic
+(range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS969 (a barrier
+count PTX rejects) in `tsapi._barrier_count_check`, TS964 (arithmetic
 on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
 number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
 In the work methods a kernel's schedules call, TS963 on `stage_info.<name>` and TS966 (an
@@ -570,5 +571,41 @@ BUILD_RAISES = rule("TS968", "build-raises", """
     """, phase="frontend", severity=Severity.ERROR, exc="ValueError", valid=[_VALID, _BUILD_CHECK_OK],
     invalid=[_BUILD_RAISES])
 
+# a named barrier among the kernel's threads: one warp (valid), a count that is not whole
+# warps (invalid)
+_BARRIER_OK = _DSL_KERNEL.replace("import cutlass.cute as cute\n",
+                                  "import cutlass.cute as cute\nfrom cutlass.experimental import primitives as prims\n", 1
+                                  ).replace("UNROLL = 2\n", "UNROLL = 2\nSYNC_THREADS = 32\n", 1).replace(
+    "    tm.run()\n", "    tm.run()\n    prims.barrier_cta_sync(1, thread_count=SYNC_THREADS)\n", 1)
+_BARRIER_BAD = _BARRIER_OK.replace("SYNC_THREADS = 32\n", "SYNC_THREADS = 33\n", 1).replace(
+    "    prims.barrier_cta_sync(1, thread_count=SYNC_THREADS)\n",
+    "    prims.barrier_cta_sync(1, thread_count=SYNC_THREADS)  # expect: TS969\n", 1)
+
+BARRIER_COUNT = rule("TS969", "barrier-count", """
+    A named barrier or mbarrier gets a thread / arrival count that PTX rejects.
+
+    ## What it does
+    Reports a call, in the kernel being built, of a barrier primitive whose count is a
+    known int out of range: `barrier_cta_sync` / `barrier_cta_arrive` of
+    `cutlass.experimental.primitives` (`thread_count=`) and `cute.arch.barrier` /
+    `barrier_arrive` (`number_of_threads=`) with a count that is not a positive multiple
+    of 32; `mbarrier_init` (either module) with an arrival count outside [1, 1048575].
+    Only where the build certainly reaches the call (not under a `try` with a handler,
+    not in a function run only with assumed arguments, not after a branch ts-lint could
+    not decide that may have returned).
+    ## Why is this bad?
+    `bar.sync` / `bar.arrive` count threads in whole warps and `mbarrier.init` takes 1 to
+    2^20 - 1 arrivals: the CuTe DSL raises ValueError compiling the kernel (`barrier.cta.sync:
+    thread_count must be a multiple of 32`), typically after a warp or split count the
+    count is computed from was changed.
+    ## Example
+    `prims.barrier_cta_sync(bar_id, thread_count=threads_in_epilogue)` with
+    `threads_in_epilogue = 129`.
+    ## Use instead
+    Count whole warps (`num_warps * 32`), or fix the count the arrival count is computed from.
+    """, phase="frontend", severity=Severity.ERROR, exc="ValueError", valid=[_BARRIER_OK],
+    invalid=[_BARRIER_BAD])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
-           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES"]
+           "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",
+           "BARRIER_COUNT"]

@@ -127,8 +127,11 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         task.namespace["get_domain"] = BuiltinFunc("get_domain", lambda i, a, kw, c: UNKNOWN,
                                                    qualname="Task.get_domain",
                                                    owner="ts_runtime.task.Task", required_positional=2)
-        for m in ("make_task_cache", "run", "is_selected", "init_variables", "run_body"):
+        for m in ("make_task_cache", "run", "init_variables", "run_body"):
             task.namespace[m] = _b(m, lambda i, a, kw, c: None, f"Task.{m}")
+        # whether the executing warp runs the task: a DSL Boolean of the warp index, so an
+        # `if task.is_selected():` in the kernel is a run-time branch the DSL traces both ways
+        task.namespace["is_selected"] = _b("is_selected", lambda i, a, kw, c: RUNTIME, "Task.is_selected")
         out["Task"] = task
         for k in out.values():
             k.ts_name = k.builtin
@@ -289,6 +292,8 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 is_static_int(x) for x in a) and a[1] else (RUNTIME if RUNTIME in a else UNKNOWN), qualname)
         if qualname in _ARCH_CONSTANTS:
             return _ARCH_CONSTANTS[qualname]
+        if qualname in _BARRIER_COUNTS:
+            return _b(qualname.rsplit(".", 1)[-1], _barrier_count_check(qualname), qualname)
         if qualname.startswith("cutlass.cute.arch."):
             return _b(short, lambda i, a, k, c: RUNTIME, qualname)
         if qualname in ("cutlass.memory.get_smem_capacity_in_bytes", "cutlass.utils.get_smem_capacity_in_bytes"):
@@ -508,6 +513,14 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
 
     def call_qualref(self, q: QualRef, args, kwargs, node):
         if q.qualname.startswith("cutlass.cute.arch."):
+            return RUNTIME
+        if q.qualname.startswith("cutlass.experimental.primitives.") and q.qualname.count(".") == 3 \
+                and q.qualname.rsplit(".", 1)[-1][:1].islower() and self.it.frame is not None \
+                and getattr(self.it.frame.func, "is_jit", False):
+            # a device primitive called in JIT code (`prims.elect_sync()`,
+            # `prims.cluster_ctarank()`): a run-time DSL value, so an `if` on it is a branch
+            # the DSL traces both ways
+            self.escape(args, kwargs)
             return RUNTIME
         if not q.qualname.startswith(_PURE_PREFIXES):
             self.escape(args, kwargs)
@@ -843,6 +856,52 @@ def _smem_capacity(it, args, kwargs, call):
     if cc is None:
         return _SMEM_CAPACITY["sm_100"]
     return _SMEM_CAPACITY.get(cc, UNKNOWN) if isinstance(cc, str) else UNKNOWN
+
+
+# barrier primitives whose thread / arrival count PTX constrains: qualname -> (parameter
+# name, its position, what the count is, check, the constraint in words)
+_WARP_MULTIPLE = (lambda n: n > 0 and n % 32 == 0, "a positive multiple of 32 (the warp size)")
+_MBAR_COUNT = (lambda n: 1 <= n <= (1 << 20) - 1, "in [1, 1048575]")
+_BARRIER_COUNTS = {
+    "cutlass.experimental.primitives.barrier_cta_sync": ("thread_count", None, "thread count", *_WARP_MULTIPLE),
+    "cutlass.experimental.primitives.barrier_cta_sync_aligned": ("thread_count", None, "thread count",
+                                                                 *_WARP_MULTIPLE),
+    "cutlass.experimental.primitives.barrier_cta_arrive": ("thread_count", None, "thread count", *_WARP_MULTIPLE),
+    "cutlass.experimental.primitives.barrier_cta_arrive_aligned": ("thread_count", None, "thread count",
+                                                                   *_WARP_MULTIPLE),
+    "cutlass.cute.arch.barrier": ("number_of_threads", None, "thread count", *_WARP_MULTIPLE),
+    "cutlass.cute.arch.barrier_arrive": ("number_of_threads", None, "thread count", *_WARP_MULTIPLE),
+    "cutlass.experimental.primitives.mbarrier_init": ("count", 1, "arrival count", *_MBAR_COUNT),
+    "cutlass.cute.arch.mbarrier_init": ("cnt", 1, "arrival count", *_MBAR_COUNT),
+}
+
+
+def _barrier_count_check(qualname: str):
+    """A named-barrier sync / arrive or an mbarrier init whose count is a known int that PTX
+    rejects (`bar.sync` counts threads in whole warps; `mbarrier.init` takes 1 to 2^20 - 1
+    arrivals): the DSL raises ValueError while it compiles the kernel (TS969), where the
+    run certainly gets there (`Interpreter.certain_error`: not under a `try`, not with
+    assumed arguments; not after a branch that may have returned) while the kernel is
+    built (`Interpreter.in_kernel_build`). Also in the `__main__` block's run: a count is
+    an int whatever the command line, so argparse defaults do not make it uncertain the
+    way they do the operand types of TS964. The call itself is run-time code: RUNTIME."""
+    param, pos, what, ok, words = _BARRIER_COUNTS[qualname]
+    short = qualname.rsplit(".", 1)[-1]
+
+    def check(it, args, kwargs, call):
+        n = kwargs.get(param, args[pos] if pos is not None and len(args) > pos else None)
+        if call is not None and is_static_int(n) and not isinstance(n, bool) and not ok(n) \
+                and it.in_kernel_build() and not any(f.maybe_returned for f in it.frames):
+            rng = call
+            for a in getattr(call, "args", ()):
+                kw = getattr(a, "keyword", None)
+                if kw is not None and kw.value == param or kw is None and pos is not None and \
+                        call.args.index(a) == pos:
+                    rng = a.value
+            it.certain_error(rng, "TS969", f"{short}(...) gets {what} {n}, which must be {words}: the CuTe DSL "
+                             f"raises ValueError compiling the kernel")
+        return RUNTIME
+    return check
 
 
 def _range_constexpr(it, args, kwargs, call):
