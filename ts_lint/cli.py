@@ -43,6 +43,7 @@ class FileResult:
     path: str
     diagnostics: List[Diagnostic] = field(default_factory=list)
     kernels: Optional[list] = field(default_factory=list)
+    kernel_roots: list = field(default_factory=list)   # the run that built each kernel
     fixed: int = 0          # findings whose fixes were applied (--fix / --diff)
     diff: str = ""          # --diff: the unified diff of the fixes
 
@@ -126,6 +127,7 @@ def check_source(source: str, path: str, settings: Settings = Settings(), *, api
             if settings.explain_unknown:
                 raw.extend(u for u in getattr(analysis, "unknowns", ()) or () if u not in raw)
             result.kernels = list(getattr(analysis, "kernels", ()) or ())
+            result.kernel_roots = list(getattr(analysis, "kernel_roots", ()) or ())
             if getattr(analysis, "kernels_stale", False):
                 result.kernels = None
         else:
@@ -297,14 +299,18 @@ def _lowered_table(kernel) -> str:
 def schedule_texts(result: FileResult) -> List[str]:
     """`path:line: TaskManager schedule` + table, for each kernel of `result`."""
     out = []
-    for kernel in result.kernels:
+    roots = result.kernel_roots if len(result.kernel_roots) == len(result.kernels or ()) else []
+    for i, kernel in enumerate(result.kernels):
         rng = getattr(kernel, "range", None)
         line = rng.line if rng is not None and rng.path != "<unknown>" else 1
         try:
             table = format_schedule(kernel)
         except Exception as exc:
             table = f"(schedule unavailable: {_exc_text(exc)})"
-        out.append(f"{result.path}:{line}: TaskManager schedule\n{table}\n\n")
+        # a kernel of another command-line configuration (configurations.py) says which
+        root = roots[i] if roots else ""
+        config = f" (configuration {root[root.index('(') + 1:-1]})" if root.endswith(")") and "(" in root else ""
+        out.append(f"{result.path}:{line}: TaskManager schedule{config}\n{table}\n\n")
     return out
 
 

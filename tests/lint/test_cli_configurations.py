@@ -93,3 +93,14 @@ def test_the_editor_path_reports_the_same():
     for text in (src, src + "\n# edited\n"):
         inc = analyze_source(text, "p.py", cache=cache).diagnostics
         assert [(d.code, d.severity, d.range.line, d.message) for d in inc] == whole
+
+
+def test_show_schedule_names_the_configuration(tmp_path, capsys, monkeypatch):
+    from ts_lint import cli
+    (tmp_path / "p.py").write_text(_program(wide=128))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--show-schedule", "--format", "concise", "p.py"]) == 0
+    heads = [ln for ln in capsys.readouterr().out.splitlines() if "TaskManager schedule" in ln]
+    line = _line(_program(), "return TaskManager(")
+    assert heads == [f"p.py:{line}: TaskManager schedule",
+                     f"p.py:{line}: TaskManager schedule (configuration --mode wide)"]
