@@ -19,7 +19,7 @@ from .enums import FIRST_ITER, LAST_ITER, Every, IterationPredicate
 from .model import builder as _b
 from .model.schedule import Block, ScheduleModel, Step, Token
 from .model.values import RUNTIME, UNKNOWN, DynamicBound, SkipIf, is_static_int
-from .source import caller_range
+from .source import SourceRange, caller_range
 
 __all__ = [
     "schedule", "domain_loop", "work_tile_loop", "when_true", "when_false", "DataFlowToken",
@@ -520,17 +520,33 @@ def _skip_if(skip_if, wq_obj):
     if not callable(skip_if):
         return SkipIf("not_callable", repr(skip_if))
     name = getattr(skip_if, "__name__", "skip_if")
+    returns = _skip_returns(skip_if)
     if inspect.ismethod(skip_if):
         target = skip_if.__self__
-        return SkipIf("bound_method", name, id(target), isinstance(target, WorkQueue), _call_arity(skip_if, (1,)))
+        return SkipIf("bound_method", name, id(target), isinstance(target, WorkQueue), _call_arity(skip_if, (1,)),
+                      *returns)
     owner = getattr(skip_if, "__qualname__", "").rpartition(".")[0]
     if owner and not owner.endswith("<locals>"):   # defined in a class body: an unbound method
         on_class = None
         if wq_obj is not None:
             on_class = any(getattr(k, name, None) is skip_if or vars(k).get(name) is skip_if
                            for k in type(wq_obj).__mro__)
-        return SkipIf("unbound_method", name, None, on_class, _call_arity(skip_if, (2,)))
-    return SkipIf("function", name, None, None, _call_arity(skip_if, (1, 2)))
+        return SkipIf("unbound_method", name, None, on_class, _call_arity(skip_if, (2,)), *returns)
+    return SkipIf("function", name, None, None, _call_arity(skip_if, (1, 2)), *returns)
+
+
+def _skip_returns(skip_if) -> tuple:
+    """(whether its body returns a value, its `def` line) of a predicate written with
+    `def` in a source file (TS518); (None, None) for a lambda or what has no source."""
+    from .locate import function_def
+    from .model.attr_effects import returns_a_value
+    fn = inspect.unwrap(getattr(skip_if, "__func__", skip_if))
+    if not inspect.isfunction(fn) or fn.__name__ == "<lambda>":
+        return None, None
+    node = function_def(fn)
+    if node is None:
+        return None, None
+    return returns_a_value(node), SourceRange(fn.__code__.co_filename, node.lineno)
 
 
 @checked_api("work_tile_loop(...)")

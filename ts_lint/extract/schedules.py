@@ -370,17 +370,34 @@ def skip_if_desc(it, skip_if, wq_obj):
         name = getattr(f, "name", "skip_if")
         bound_to = target.rid if isinstance(target, ResourceObj) else -id(target)
         on_wq = isinstance(target, ResourceObj) and target.cls.is_sub("WorkQueue")
-        return SkipIf("bound_method", name, bound_to, on_wq, _arity(it, f, True, (1,)))
+        return SkipIf("bound_method", name, bound_to, on_wq, _arity(it, f, True, (1,)), *_skip_returns(it, f))
     name = getattr(skip_if, "name", "skip_if")
     qual = getattr(skip_if, "qualname", "") or ""
     arity = _arity(it, skip_if, False)
     owner = qual.rpartition(".")[0]
+    returns = _skip_returns(it, skip_if)
     if owner and not owner.endswith("<locals>"):   # defined in a class body: an unbound method
         on_class = None
         if wq_obj is not None:
             on_class = any(k.namespace.get(name) is skip_if for k in wq_obj.cls.mro)
-        return SkipIf("unbound_method", name, None, on_class, _arity(it, skip_if, False, (2,)))
-    return SkipIf("function", name, None, None, arity)
+        return SkipIf("unbound_method", name, None, on_class, _arity(it, skip_if, False, (2,)), *returns)
+    return SkipIf("function", name, None, None, arity, *returns)
+
+
+def _skip_returns(it, f) -> tuple:
+    """schedule_builder._skip_returns: (whether the body returns a value, its `def` line)
+    of a predicate written with `def` in the linted file (TS518); (None, None) otherwise."""
+    from ts_runtime.model.attr_effects import returns_a_value
+    from ts_runtime.source import SourceRange
+    node = getattr(f, "node", None) if isinstance(f, FuncVal) else None
+    src = it.ctx.src
+    if node is None or type(node) is not cst.FunctionDef or src is None or getattr(f, "module", None) != it.module_name:
+        return None, None
+    tree = src.ast_function(node)
+    if tree is None:
+        return None, None
+    pos = it.ctx.pos
+    return returns_a_value(tree), SourceRange(pos.path_of(node), pos.line(node.name))
 
 
 def work_tile_loop(it, args, kwargs, call):

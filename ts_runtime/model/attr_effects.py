@@ -23,7 +23,8 @@ from typing import Callable, Optional, Tuple, Union
 
 from .dtypes import annotation_dtypes
 
-__all__ = ["MethodEffects", "method_effects", "function_effects", "resolve", "NOT_A_METHOD", "Effects"]
+__all__ = ["MethodEffects", "method_effects", "function_effects", "resolve", "NOT_A_METHOD", "Effects",
+           "returns_a_value"]
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,12 @@ def function_effects(fn) -> Optional[MethodEffects]:
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
                          frozenset(foreign), frozenset(context), _returns_value(fn), _return_counts(fn),
                          annotation_dtypes(fn.returns), _returns_literal(fn))
+
+
+def returns_a_value(fn) -> bool:
+    """Whether the `ast` function `fn` may return a value (TS328, TS518): both front ends
+    ask this of a user's function."""
+    return _returns_value(fn)
 
 
 def _returns_value(fn) -> bool:

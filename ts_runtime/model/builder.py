@@ -214,6 +214,11 @@ class ScheduleBuilder:
     def _check_skip_if(self, s: SkipIf, wq_rid, range):
         if s.kind == "unknown":
             return
+        if s.returns_value is False and s.kind != "not_callable":
+            self.report("TS518", f"skip_if '{s.name}' never returns a value (no `return <condition>` in its "
+                        f"body): it returns None, which work_tile_loop cannot use as the per-tile skip "
+                        f"condition", s.def_range or range,
+                        related=(Related(range, "used as this work_tile_loop's skip_if"),) if s.def_range else ())
         if s.kind == "not_callable":
             self.report("TS513", "work_tile_loop() skip_if must be callable", range)
         elif s.kind == "bound_method":

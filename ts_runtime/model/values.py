@@ -8,7 +8,7 @@ and so do we.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 
 class _Sentinel:
@@ -66,6 +66,10 @@ class SkipIf:
     bound_to: Optional[int] = None          # resource id the bound method belongs to
     on_work_queue_class: Optional[bool] = None
     arity: Optional[int] = None             # required positional params (incl. self if unbound)
+    # the predicate's own `def` (not a lambda): whether its body returns a value
+    # (attr_effects.returns_value; None: not known) and its `def` line (TS518)
+    returns_value: Optional[bool] = None
+    def_range: Any = None
 
 
 def check_every(period, start):

@@ -15,12 +15,14 @@ from .registry import register
 
 
 def rule(code: str, name: str, doc: str, *, phase: str = "capture", severity=Severity.ERROR,
-         valid=(), invalid=(), open_reason=None, exc: str = "ValueError", order: int = 100):
+         valid=(), invalid=(), open_reason=None, exc: str = "ValueError", order: int = 100,
+         reference_checks_at: str = ""):
     """Creates and registers a Rule subclass; `doc` holds the four doc sections."""
     cls = type(f"Rule{code}", (Rule,), {
         "__doc__": inspect.cleandoc(doc), "code": code, "name": name, "phase": phase,
         "severity": severity, "VALID": list(valid), "INVALID": list(invalid),
         "open_reason": open_reason, "reference_exception": exc, "order": order,
+        **({"reference_checks_at": reference_checks_at} if reference_checks_at else {}),
         # sys._getframe, not inspect.stack(): the latter reads source context for every frame
         # and made loading the catalogue take seconds
         "__module__": sys._getframe(1).f_globals.get("__name__", __name__),

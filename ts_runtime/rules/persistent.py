@@ -904,3 +904,33 @@ rule("TS517", "skip-if-without-work-queue", """
     """, phase="task", exc="ValueError",
      valid=[VALID_SKIP],
      invalid=[skip_program("TileQueue.skip_empty", src="[inp]", task_mark="TS517")])
+
+rule("TS518", "skip-if-returns-nothing", """
+    A `skip_if` predicate whose body never returns a value.
+
+    ## What it does
+    Reports, at its `def` line, a `skip_if` passed to `work_tile_loop(wq, skip_if=...)`
+    (a WorkQueue method, bound or unbound, or a function written with `def`) that has no
+    `return <value>` in its body: every call returns None. A lambda always returns its
+    expression and is not judged.
+    ## Why is this bad?
+    The loop evaluates the predicate once per tile and keeps the result in the queue's
+    task-local state as a DSL Boolean. None is a Python value, not a run-time Boolean: the
+    CuTe DSL stops compiling the kernel there (`PHASE_ASSIGN_PYTHON_TO_TRACKED`), typically
+    after the `return` was lost in an edit.
+    ## Example
+    ```python
+    @cute.jit
+    def skip_work_tile_if(self, work_tile):
+        tile_x, _, _ = work_tile.tile_idx
+        tile_x >= self.logical_tiles
+    ```
+    ## Use instead
+    `return tile_x >= self.logical_tiles`
+    """, phase="capture", exc="DSLUserCodeError", reference_checks_at="kernel",
+     valid=[VALID_SKIP, skip_program("skip_first", before='''\
+         def skip_first(work_tile):
+             return work_tile == 0''')],
+     invalid=[skip_program("skip_nothing", before='''\
+         def skip_nothing(work_tile):  # expect: TS518
+             first = work_tile == 0''')])
