@@ -108,3 +108,18 @@ def test_two_consumers_share_a_round():
     r = check_kernel(k)
     assert r.diagnostics == [] and r.complete
     assert table_diags(k) == []
+
+
+def test_the_complete_run_is_kept_for_the_verbose_report_only():
+    kb, _, _ = pair(stages=2, n=3)
+    k = kb.build()
+    k.options.verbose = False
+    quiet = check_kernel(k)
+    assert quiet.runs[0].complete_states == 1 and quiet.runs[0].complete_path is None
+    assert "COMPLETE" not in quiet.report
+    k.options.verbose = True
+    loud = check_kernel(k)
+    assert loud.states_explored == quiet.states_explored
+    path = loud.runs[0].complete_path
+    assert path and sorted({t for t, _ in path}) == [0, 1] and "COMPLETE" in loud.report
+    assert check_kernel(k, witness=False).runs[0].complete_path is None

@@ -69,7 +69,7 @@ class CheckResult:
 def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[float] = None,
                  tiles=None, reduce: bool = True, symmetry: bool = True,
                  early_exit: bool = False, mixed_skip: bool = True,
-                 max_findings: int = 64) -> CheckResult:
+                 max_findings: int = 64, witness: Optional[bool] = None) -> CheckResult:
     """Explores every interleaving of every variant of `kernel` (a KernelModel).
 
     max_states: cap per run (default `kernel.options.max_states`); timeout: seconds for
@@ -78,23 +78,26 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     cutoff of bounds.tile_bound, which covers every tile count); reduce / symmetry: the
     reductions of reduce.py; early_exit: stop a run at its first finding (reference
     behaviour); mixed_skip: also run persistent kernels with some tiles skipped and some
-    not.
+    not. witness: record the shortest run to a complete state for the verbose report
+    (default: the kernel's `verbose` option; a finding's counterexample is always kept).
     """
     # The search allocates many small acyclic tuples; a cyclic-GC pass over a large host
     # heap (cutlass loaded) in the middle of it costs more than the check itself.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        if witness is None:
+            witness = bool(getattr(kernel.options, "verbose", True))
         return _check_kernel(kernel, max_states=max_states, timeout=timeout, tiles=tiles, reduce=reduce,
                              symmetry=symmetry, early_exit=early_exit, mixed_skip=mixed_skip,
-                             max_findings=max_findings)
+                             max_findings=max_findings, witness=witness)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
 def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early_exit, mixed_skip,
-                  max_findings) -> CheckResult:
+                  max_findings, witness=True) -> CheckResult:
     t0 = time.perf_counter()
     opts = kernel.options
     max_states = max_states if max_states is not None else (getattr(opts, "max_states", None) or 1_000_000)
@@ -134,7 +137,7 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         return result
     for prog in progs:
         run = explore(prog, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
-                      early_exit=early_exit, max_findings=max_findings)
+                      early_exit=early_exit, max_findings=max_findings, witness=witness)
         runs.append(run)
         result.states_explored += run.states
         if run.timed_out:

@@ -77,12 +77,14 @@ class RunResult:
 def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[float] = None,
             reduce: bool = True, symmetry: bool = True, early_exit: bool = False,
             max_findings: int = 64, cursor_keyed: bool = False, walk: bool = True,
-            macro: bool = True) -> RunResult:
+            macro: bool = True, witness: bool = True) -> RunResult:
     """BFS over one compiled run. `cursor_keyed` emulates the reference's visited set
     (cursor vector only; unsound, kept for comparison tests). `walk`: a one-task run is
     searched by `_explore_one` (False: by the general BFS, for comparison tests).
     `macro`: with `reduce`, run trailing steps with the step before them (MacroSteps;
-    False: one step per transition, for comparison tests)."""
+    False: one step per transition, for comparison tests). `witness`: keep the shortest
+    run to the first complete state (RunResult.complete_path, shown by the verbose
+    report); False leaves it None."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
@@ -263,7 +265,7 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                 blocked = [i for i in live if block_at[i][s[i]] >= 0]
                 if not blocked:
                     result.complete_states += 1
-                    if result.complete_path is None:
+                    if witness and result.complete_path is None:
                         result.complete_path, _ = path_to(s)
                         result.complete_state = decoded(s)
                         result.complete_no = explored
