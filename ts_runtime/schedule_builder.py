@@ -541,8 +541,9 @@ def _skip_returns(skip_if) -> tuple:
     from .locate import function_def
     from .model.attr_effects import returns_a_value
     fn = inspect.unwrap(getattr(skip_if, "__func__", skip_if))
-    if not inspect.isfunction(fn) or fn.__name__ == "<lambda>":
-        return None, None
+    if not inspect.isfunction(fn) or fn.__name__ == "<lambda>" \
+            or (getattr(fn, "__module__", None) or "").split(".")[0] in ("ts_runtime", "cutlass"):
+        return None, None       # a lambda, or the framework's own method (not the user's text)
     node = function_def(fn)
     if node is None:
         return None, None

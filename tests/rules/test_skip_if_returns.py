@@ -50,3 +50,11 @@ def test_a_bare_return_is_no_value(tmp_path):
 def test_a_lambda_is_not_judged(tmp_path):
     lint, runtime = _both(skip_program("lambda tile: None"), tmp_path)
     assert lint == runtime == set()
+
+
+def test_only_when_the_predicate_is_otherwise_valid(tmp_path):
+    # an unbound predicate of the wrong arity is TS515, whatever it returns
+    src = _program("TileQueue.skip_quiet", "        first = work_tile == 0\n").replace(
+        "def skip_quiet(self, work_tile):", "def skip_quiet(self):", 1)
+    lint, runtime = _both(src, tmp_path)
+    assert {c for c, _ in lint} == {c for c, _ in runtime} == {"TS515"}

@@ -214,11 +214,7 @@ class ScheduleBuilder:
     def _check_skip_if(self, s: SkipIf, wq_rid, range):
         if s.kind == "unknown":
             return
-        if s.returns_value is False and s.kind != "not_callable":
-            self.report("TS518", f"skip_if '{s.name}' never returns a value (no `return <condition>` in its "
-                        f"body): it returns None, which work_tile_loop cannot use as the per-tile skip "
-                        f"condition", s.def_range or range,
-                        related=(Related(range, "used as this work_tile_loop's skip_if"),) if s.def_range else ())
+        before = len(self.diagnostics)
         if s.kind == "not_callable":
             self.report("TS513", "work_tile_loop() skip_if must be callable", range)
         elif s.kind == "bound_method":
@@ -234,6 +230,12 @@ class ScheduleBuilder:
         elif s.kind == "function":
             if s.arity is not None and s.arity not in (1, 2):
                 self.report("TS516", f"skip_if '{s.name}' must accept either (work_queue, work_tile) or (work_tile)", range)
+        if s.returns_value is False and len(self.diagnostics) == before:
+            # a predicate the loop can call, that returns None
+            self.report("TS518", f"skip_if '{s.name}' never returns a value (no `return <condition>` in its "
+                        f"body): it returns None, which work_tile_loop cannot use as the per-tile skip "
+                        f"condition", s.def_range or range,
+                        related=(Related(range, "used as this work_tile_loop's skip_if"),) if s.def_range else ())
 
     def iteration_guard(self, loop_scope: Scope, guard: IterationPredicate, range: SourceRange) -> Scope:
         """`d.first_iter()`, `d.last_iter()`, `d.every(p, start=s)`."""
