@@ -19,7 +19,6 @@ See docs/checker.md for the algorithm and why the bounds used are sufficient.
 """
 from __future__ import annotations
 
-import gc
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -28,7 +27,7 @@ from ..diagnostics import Diagnostic, Related, Severity, TraceStep
 from .credits import FULL, Unknown
 from ..model.values import UNKNOWN
 from .expand import is_persistent_kernel, iteration_count, variants
-from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore
+from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore, resume_gc
 from .compile import CompileContext, compile_program
 from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
@@ -81,10 +80,7 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     not. witness: record the shortest run to a complete state for the verbose report
     (default: the kernel's `verbose` option; a finding's counterexample is always kept).
     """
-    # The search allocates many small acyclic tuples; a cyclic-GC pass over a large host
-    # heap (cutlass loaded) in the middle of it costs more than the check itself.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
+    # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:
         if witness is None:
             witness = bool(getattr(kernel.options, "verbose", True))
@@ -92,8 +88,7 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
                              symmetry=symmetry, early_exit=early_exit, mixed_skip=mixed_skip,
                              max_findings=max_findings, witness=witness)
     finally:
-        if gc_was_enabled:
-            gc.enable()
+        resume_gc()
 
 
 def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early_exit, mixed_skip,

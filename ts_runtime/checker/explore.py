@@ -25,6 +25,7 @@ deadline and then reports itself incomplete.
 """
 from __future__ import annotations
 
+import gc
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -227,9 +228,12 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     while queue and not stop:
         s = popleft()
         explored += 1
-        if deadline is not None and (explored & 255) == 0 and time.perf_counter() > deadline:
-            result.timed_out = True
-            break
+        if (explored & 255) == 0:
+            if deadline is not None and time.perf_counter() > deadline:
+                result.timed_out = True
+                break
+            if explored == _GC_PAUSE_AT:
+                _pause_gc()
         choice = None
         enabled = []
         if fused:
@@ -374,6 +378,31 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
     result.states = explored
     result.seconds = time.perf_counter() - t0
     return result
+
+
+# A search past this many states allocates enough long-lived tuples that a cyclic-GC pass
+# over a large host heap (cutlass loaded) in the middle of it would cost more than the
+# search: the collector is paused from here to the end of the check (check_kernel
+# resumes it). A smaller search leaves it alone: pausing it up front would defer one
+# collection of everything the check made to the check's end, a cost a small check
+# notices.
+_GC_PAUSE_AT = 4096
+
+
+def _pause_gc() -> None:
+    if gc.isenabled():
+        gc.disable()
+        _GC_PAUSED.append(True)
+
+
+_GC_PAUSED: list = []
+
+
+def resume_gc() -> None:
+    """Re-enables the collector if a search of this check paused it."""
+    if _GC_PAUSED:
+        _GC_PAUSED.clear()
+        gc.enable()
 
 
 def _plain_steps(tops) -> list:
