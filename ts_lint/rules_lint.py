@@ -255,10 +255,13 @@ UNBOUND_NAME = rule("TS962", "unbound-name", """
     functions they reach), reports the first read of a name that is bound nowhere (a
     deleted assignment, a typo) or read before its assignment, once the run reaches it;
     in the module body, a read of a name the module binds nowhere; in a work method that
-    a schedule of a kernel calls (the kernel compiles it), a read that certainly fails.
-    `@schedule` bodies have their own code (TS136); a read under a condition ts-lint
-    cannot decide, in a `try` with a handler, or in a function run only with assumed
-    arguments is not reported.
+    a schedule of a kernel calls (the kernel compiles it) and the helper methods it
+    certainly calls, a read that certainly fails, or a read of a name bound nowhere in a
+    branch. In JIT code, a read in either branch of a run-time `if` (the DSL traces
+    both), and a read after a run-time `if` of a name that only one of its branches gives
+    a value (the DSL's SCOPE_UNBOUND_NAME_IN_TRACE). `@schedule` bodies have their own
+    code (TS136); a read under another condition ts-lint cannot decide, in a `try` with a
+    handler, or in a function run only with assumed arguments is not reported.
     ## Why is this bad?
     Python raises NameError there and the kernel is never built; the reference reports
     it as a bare exception (or a DSL scope error) while tracing.

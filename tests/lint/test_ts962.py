@@ -124,3 +124,57 @@ def test_a_work_method_the_schedule_calls():
     assert "get_flag()" not in src
     unused = src.replace("        return True\n", "        return missing_flag\n", 1)
     assert unused != src and [d for d in lint_source(unused, "p.py") if d.code == "TS962"] == []
+
+
+def test_a_read_inside_a_run_time_if_is_reached():
+    # the DSL traces both branches of an `if` on a run-time value: a read there is reached
+    warp = "        warp = cute.arch.warp_idx()\n"
+    assert ts962(warp + '''
+        if warp == 0:
+            cols = num_cols * 2
+    ''') == [("cols = num_cols * 2", "name 'num_cols' is not defined in 'kernel': Python raises NameError here")]
+    # an `if` ts-lint decides runs one branch only, as Python does
+    assert ts962('''
+        if cutlass.const_expr(n > 8):
+            cols = num_cols * 2
+        allocator = SmemAllocator()
+    ''') == []
+
+
+def test_a_name_only_one_branch_of_a_run_time_if_binds():
+    src = '''
+        warp = cute.arch.warp_idx()
+        if warp == 0:
+            addr = cutlass.Int32(1)
+        ptr = addr + 1
+    '''
+    got = ts962(src)
+    assert [line for line, _ in got] == ["ptr = addr + 1"]
+    assert "only one branch of the run-time `if`" in got[0][1] and "SCOPE_UNBOUND_NAME_IN_TRACE" in got[0][1]
+    # bound before the `if`, bound by both branches, or never read after it: no finding
+    assert ts962(src.replace("        warp = cute.arch.warp_idx()\n",
+                             "        warp = cute.arch.warp_idx()\n        addr = cutlass.Int32(0)\n")) == []
+    assert ts962(src.replace("        ptr = addr + 1\n",
+                             "        else:\n            addr = cutlass.Int32(2)\n        ptr = addr + 1\n")) == []
+    assert ts962(src.replace("        ptr = addr + 1\n", "        ptr = 1\n")) == []
+
+
+def test_a_helper_method_a_work_method_calls():
+    from ts_runtime.rules._programs import copy_program
+    src = copy_program()
+    body = "        return stage_info.loop_offset\n"
+    helper = ("        return self._offset(stage_info)\n\n"
+              "    def _offset(self, stage_info):\n"
+              "        if stage_info.loop_offset > 0:\n"
+              "            return base + stage_info.loop_offset\n"
+              "        return stage_info.loop_offset\n")
+    bad = src.replace(body, helper, 1)
+    line = bad.splitlines().index("            return base + stage_info.loop_offset") + 1
+    got = [(d.code, d.range.line, d.message) for d in lint_source(bad, "p.py") if d.code == "TS962"]
+    assert got == [("TS962", line, "name 'base' is not defined in 'Src._offset' (called by work method "
+                                   "'Src.get_item'): Python raises NameError when the kernel is compiled")]
+    # a local the branch may not bind, in code ts-lint does not run: not judged
+    local = bad.replace("            return base + stage_info.loop_offset\n",
+                        "            base = 1\n        if stage_info.loop_offset > 1:\n"
+                        "            return base + stage_info.loop_offset\n", 1)
+    assert [d for d in lint_source(local, "p.py") if d.code == "TS962"] == []

@@ -11,7 +11,7 @@ from .classes import is_named_tuple, named_tuple_attr, named_tuple_items
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DefaultDictVal, DtypeVal, FieldVal, FuncVal, InstanceVal,
     is_abstract, is_concrete, NamespaceVal, PartialVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
-    UNKNOWN,
+    TracedUnbound, UNKNOWN,
 )
 
 
@@ -157,7 +157,22 @@ class ExpressionsMixin:
         v = self.lookup(node.value, scope)
         if v is UNKNOWN and not self.frames and self.ctx.importing and self.module_name == "__main__":
             self._module_level_read(node, scope)
+        elif type(v) is TracedUnbound:
+            v = self._traced_unbound_read(node, v)
         return v
+
+    def _traced_unbound_read(self, node, v):
+        """TS962 for reading a name that only one branch of a run-time `if` gave a value
+        (values.TracedUnbound), where the read is certainly reached (Interpreter.
+        certain_error's guards); elsewhere the value is unknown."""
+        ctx = self.ctx
+        if ctx.assumed or self.captures or self._try_depth or any(f.maybe_returned for f in self.frames):
+            return UNKNOWN
+        line = self.rng(v.node).line     # (certain_error raises)
+        self.certain_error(node, "TS962", f"name '{v.name}' is read here, but only one branch of the run-time "
+                           f"`if` at line {line} gives it a value and it has none before: the CuTe DSL traces "
+                           f"both branches and cannot carry '{v.name}' out of the `if` (SCOPE_UNBOUND_NAME_IN_"
+                           f"TRACE); give it a value before the `if`")
 
     def _e_number(self, node, scope):
         v = node.value

@@ -321,7 +321,9 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         roots) are not judged."""
         from .unbound import failing_reads
         self._unbound_armed.add(func.node)
-        for node, name, local in failing_reads(self, func):
+        # a read in a branch of an `if` ts-lint cannot decide fails too when the run reaches
+        # it: the run enters such a branch only where the DSL traces both (a run-time `if`)
+        for node, name, local, _cond in failing_reads(self, func, conditional=True):
             self._unbound_reads[id(node)] = (node, name, local, func.name)
 
     def _unbound_read(self, node):

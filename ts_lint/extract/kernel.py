@@ -356,16 +356,22 @@ class KernelMixin:
                 owner, v = o.cls.lookup(e.label)
                 if not isinstance(v, WorkMethodVal) or not isinstance(v.func, FuncVal):
                     continue
+                helpers = []
                 if (id(v), id(o.cls)) not in bodies:      # what `self` has depends on its class
                     bodies.add((id(v), id(o.cls)))
-                    check_work_method(self.it, o, v, e.label)
-                if id(v) in done:
-                    continue
-                done.add(id(v))
-                for node, name, local in failing_reads(self.it, v.func):
-                    msg = name_error_message(name, local, f"work method '{owner.name}.{e.label}'")
-                    ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
-                               ctx.range(node))
+                    helpers = check_work_method(self.it, o, v, e.label)
+                for func, where in [(v.func, f"work method '{owner.name}.{e.label}'")] + [
+                        (h, f"'{h.owner.name if h.owner is not None else owner.name}.{h.name}' (called by work "
+                            f"method '{owner.name}.{e.label}')") for h in helpers]:
+                    if id(func.node) in done:
+                        continue
+                    done.add(id(func.node))
+                    for node, name, local, cond in failing_reads(self.it, func, conditional=True):
+                        if cond and local:
+                            continue    # a local read in a branch the compile may not trace
+                        msg = name_error_message(name, local, where)
+                        ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
+                                   ctx.range(node))
 
     def _run_rules(self, kernel, options, rng):
         from ts_runtime.diagnostics import Severity

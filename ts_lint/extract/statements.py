@@ -10,7 +10,7 @@ from .expressions import binop, truth
 from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
 from .values import (
     BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, GeneratorCMVal, InstanceVal, is_concrete,
-    NamespaceVal, PartialVal, QualRef, RUNTIME, Scope, TaskManagerVal, UNKNOWN,
+    NamespaceVal, PartialVal, QualRef, RUNTIME, Scope, TaskManagerVal, TracedUnbound, UNKNOWN,
 )
 
 
@@ -423,6 +423,11 @@ class StatementsMixin:
         for name in set(then_vars) | set(scope.vars):
             a, b = then_vars.get(name, missing), scope.vars.get(name, missing)
             if a is b:
+                continue
+            if (a is missing or b is missing) and name not in before and scope.kind == "function" \
+                    and not name.startswith("__"):
+                # given a value by one branch only, and none before: not carried out of the `if`
+                scope.vars[name] = TracedUnbound(name, node)
                 continue
             try:
                 same = is_concrete(a) and is_concrete(b) and type(a) is type(b) and a == b

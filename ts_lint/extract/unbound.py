@@ -297,8 +297,13 @@ def _plain(v) -> bool:
 class _Flow:
     def __init__(self, name: str, fn: cst.FunctionDef, free_ok: Callable[[str], bool],
                  check_free: bool, lookup: Callable[[str], object], report, builtin_range: bool = False,
-                 walrus: bool = True):
+                 walrus: bool = True, branches: bool = False):
         self.schedule = name
+        # `branches`: also judge the reads in each branch of an `if` on an unknown
+        # condition, as reads that fail if that branch runs (`report` then gets a fourth
+        # argument, True for them); `cond` counts the enclosing such branches
+        self.branches = branches
+        self.cond = 0
         params, bound, glob, nonloc = scope_bindings(fn, walrus)
         self.locals = (params | bound) - glob - nonloc
         self.state: Dict[str, str] = {n: (D if n in params else U) for n in self.locals}
@@ -321,11 +326,17 @@ class _Flow:
             if self.state.get(name) == U:
                 self.seen.add(name)
                 self.found = True
-                self.report(node, name, True)
+                self._report(node, name, True)
         elif self.check_free and not self.free_ok(name):
             self.seen.add(name)
             self.found = True
-            self.report(node, name, False)
+            self._report(node, name, False)
+
+    def _report(self, node, name: str, local: bool):
+        if self.branches:
+            self.report(node, name, local, self.cond > 0)
+        else:
+            self.report(node, name, local)
 
     def bind(self, target):
         names: Set[str] = set()
@@ -621,10 +632,41 @@ class _Flow:
                 self.if_(st.orelse)
             elif isinstance(st.orelse, cst.Else):
                 self.block(st.orelse.body)
-        self.uncertain(run)
+        if self.branches and self.certain:
+            self._branches(st)
+        else:
+            self.uncertain(run)
         if _may_leave(st.body) or (st.orelse is not None and _may_leave(st.orelse)):
             self.certain = False
         return None
+
+    def _branches(self, st: cst.If) -> None:
+        """An `if` on an unknown condition, in `branches` mode: each branch from the state
+        before it, its failing reads reported as conditional; afterwards a name is bound if
+        both branches bind it, unbound if neither does, else possibly bound."""
+        entry, seen = dict(self.state), set(self.seen)
+        ends = []
+        self.cond += 1
+        try:
+            for part in (st.body, st.orelse):
+                self.state, self.certain = dict(entry), True
+                if part is None:
+                    pass
+                elif isinstance(part, cst.If):
+                    self.if_(part)
+                elif isinstance(part, cst.Else):
+                    self.block(part.body)
+                else:
+                    self.block(part)
+                ends.append(self.state)
+        finally:
+            self.cond -= 1
+            self.certain = True
+            self.seen = seen
+        a, b = ends if len(ends) == 2 else (entry, entry)
+        self.state = {n: (a.get(n, U) if a.get(n, U) == b.get(n, U) and a.get(n, U) != M else
+                          (M if (a.get(n, U) != U or b.get(n, U) != U) else U))
+                      for n in set(entry) | set(a) | set(b)}
 
     def for_(self, st: cst.For) -> Optional[str]:
         self.read(st.iter)
@@ -912,11 +954,14 @@ _NO_LEAVING = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 # ---------------------------------------------------------------------------- entry point
 def analyze(name: str, fn: cst.FunctionDef, enclosing: Optional[List[cst.FunctionDef]],
-            module_names: Optional[Set[str]], lookup: Callable[[str], object], walrus: bool = True):
+            module_names: Optional[Set[str]], lookup: Callable[[str], object], walrus: bool = True,
+            branches: bool = False):
     """[(Name node, name, local)] of the reads in `fn` that certainly fail.
 
     `enclosing`: the FunctionDefs around `fn` (None: unknown; the not-defined check is
-    then off, as it is when `module_names` is None)."""
+    then off, as it is when `module_names` is None). `branches`: entries are (Name node,
+    name, local, conditional), and the reads in the branches of an `if` on an unknown
+    condition that fail when that branch runs are included, conditional."""
     out = []
     outer: Set[str] = set()
     check_free = enclosing is not None and module_names is not None
@@ -930,9 +975,9 @@ def analyze(name: str, fn: cst.FunctionDef, enclosing: Optional[List[cst.Functio
         return n in outer or n in module_names or n in _BUILTINS
 
     flow = _Flow(name, fn, free_ok if check_free else (lambda n: True), check_free, lookup,
-                 lambda node, n, local: out.append((node, n, local)),
+                 lambda node, n, local, *cond: out.append((node, n, local) + cond),
                  builtin_range=check_free and "range" not in outer and "range" not in module_names,
-                 walrus=walrus)
+                 walrus=walrus, branches=branches)
     flow.block(fn.body)
     return out
 
@@ -1011,9 +1056,19 @@ def main_module_names(it) -> Optional[Set[str]]:
     return _module_facts(it, it.ctx.src)[0] if it.ctx.src is not None else None
 
 
-def failing_reads(it, func) -> list:
+def failing_reads(it, func, conditional: bool = False) -> list:
     """[(Name node, name, local)] of the reads in `func` (a FuncVal) that certainly fail
-    (memoised per def and closure); [] when the analysis cannot tell."""
+    (memoised per def and closure); [] when the analysis cannot tell. `conditional`:
+    [(Name node, name, local, conditional)], also with the reads in a branch of an `if`
+    on an unknown condition that fail when the branch runs (for a caller that knows
+    whether it runs: the interpreter reaching the read)."""
+    found = _failing_reads(it, func)
+    if conditional:
+        return found
+    return [f[:3] for f in found if not f[3]]
+
+
+def _failing_reads(it, func) -> list:
     ctx = it.ctx
     memo = getattr(ctx, "_unbound_memo", None)
     if memo is None:
@@ -1071,7 +1126,7 @@ def _analyze_reusing(name, fn, enclosing, module_names, lookup, walrus) -> list:
             cacheable[0] = False
         return v
 
-    found = analyze(name, fn, enclosing, module_names, recording, walrus)
+    found = analyze(name, fn, enclosing, module_names, recording, walrus, branches=True)
     if cacheable[0]:
         if len(_READS) > 4096:
             _READS.clear()

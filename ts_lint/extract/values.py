@@ -398,6 +398,16 @@ class TaskManagerVal:
 
 
 @dataclass(eq=False)
+class TracedUnbound:
+    """A local name after a run-time `if` in JIT code that only one of its branches gave
+    a value (and that had none before): the CuTe DSL traces both branches and cannot
+    carry the name out of the `if`, so reading it fails (statements._x_if_traced; the
+    read reports TS962 in expressions._e_name)."""
+    name: str
+    node: Any                 # the `if` statement
+
+
+@dataclass(eq=False)
 class ArgParserVal:
     defaults: dict = field(default_factory=dict)
     # dest -> the values of `choices=` (configurations.py runs the `__main__` block with each)

@@ -391,6 +391,7 @@ class _Analysis:
         self.seen = seen          # (id(def node), me, stage params) already analysed
         self.depth = 0
         self._defined: dict = {}
+        self.helpers: list = []    # the helper methods followed (certainly called), for TS962
 
     # -------------------------------------------------------------- entry
     def method(self, func, me: Optional[str], stage: Set[str]):
@@ -398,6 +399,8 @@ class _Analysis:
         if key in self.seen or self.depth > MAX_HELPER_DEPTH:
             return
         self.seen.add(key)
+        if self.depth:
+            self.helpers.append(func)
         ctx = self.ctx
         src = ctx.src
         fn = src.full(func.node) if src is not None else func.node
@@ -555,14 +558,15 @@ def _dsl_decorator(dec) -> bool:
 
 
 # ---------------------------------------------------------------------------- entry point
-def check_work_method(it, obj, wm, label: str) -> None:
+def check_work_method(it, obj, wm, label: str) -> list:
     """TS963 / TS966 / TS907 in the work method `wm` (a WorkMethodVal) the kernel's
-    schedules call on the resource `obj`, and in the helpers it calls; never raises."""
+    schedules call on the resource `obj`, and in the helpers it calls; never raises.
+    Returns the helper methods (FuncVals) it certainly calls, followed here."""
     from .interpreter import param_list
     from .values import FuncVal
     func = getattr(wm, "func", None)
     if not isinstance(func, FuncVal) or not isinstance(func.node, cst.FunctionDef):
-        return
+        return []
     ctx = it.ctx
     seen = getattr(ctx, "_ts_workbody_done", None)
     if seen is None:
@@ -572,13 +576,15 @@ def check_work_method(it, obj, wm, label: str) -> None:
         positional = [p.name.value for p, kind in param_list(func.node.params)
                       if kind in ("positional_only", "pos_or_kw")]
         if not positional:
-            return
+            return []
         me = positional[0]
         stage = {positional[1]} if len(positional) > 1 else set()
         owner = func.owner.name if getattr(func, "owner", None) is not None else obj.cls.name
-        _Analysis(it, obj, f"work method '{owner}.{label}'", per_class).method(func, me, stage)
+        a = _Analysis(it, obj, f"work method '{owner}.{label}'", per_class)
+        a.method(func, me, stage)
+        return a.helpers
     except RecursionError:
-        return
+        return []
     except Exception:          # the lint never fails on its own analysis
-        return
+        return []
 
