@@ -104,3 +104,15 @@ def test_show_schedule_names_the_configuration(tmp_path, capsys, monkeypatch):
     line = _line(_program(), "return TaskManager(")
     assert heads == [f"p.py:{line}: TaskManager schedule",
                      f"p.py:{line}: TaskManager schedule (configuration --mode wide)"]
+
+
+def test_a_value_the_program_refuses_builds_nothing():
+    # `parser.error(...)` exits: the `--mode wide` run stops there, with no finding
+    src = BUILD + MAIN % {"wide": 96, "choices": "MODES.keys()", "default": "narrow"}
+    refused = src.replace("    args = ap.parse_args()\n",
+                          "    args = ap.parse_args()\n    if args.mode == 'wide':\n"
+                          "        ap.error('--mode wide needs a wider GPU')\n", 1)
+    assert refused != src
+    assert _findings(refused) == []
+    a = analyze_source(refused, "p.py")
+    assert a.kernel_roots == ["__main__"]

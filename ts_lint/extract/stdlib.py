@@ -24,6 +24,16 @@ def _argparser(it, args, kwargs, call):
     return ArgParserVal()
 
 
+def _parser_error(it, args, kwargs, call):
+    """`parser.error(...)` exits the program. In a re-run with another command-line value
+    (configurations.py) that is the program refusing the combination: the run stops there
+    and builds nothing. Elsewhere its result stays unknown, as before."""
+    if it.ctx.config_label:
+        from .frames import UserRaise
+        raise UserRaise(call, reported=True)
+    return UNKNOWN
+
+
 def _argparse_method(parser: ArgParserVal, name):
     def add_argument(it, args, kwargs, call):
         flags = [a for a in args if isinstance(a, str)]
@@ -81,7 +91,7 @@ def _argparse_method(parser: ArgParserVal, name):
         "set_defaults": set_defaults,
         "print_help": lambda it, a, k, c: None,
         "print_usage": lambda it, a, k, c: None,
-        "error": lambda it, a, k, c: UNKNOWN,
+        "error": _parser_error,
         "add_subparsers": lambda it, a, k, c: UNKNOWN,
     }
     impl = table.get(name)
