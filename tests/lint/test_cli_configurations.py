@@ -58,11 +58,13 @@ def test_the_default_runs_defect_stays_one_error():
 
 
 def test_every_choice_valid_means_no_finding():
-    a = analyze_source(_program(wide=128), "p.py")
+    # 4 consumer arrivals (one per warp) is the other valid TmaAsync group size
+    a = analyze_source(_program(wide=4), "p.py")
     assert a.diagnostics == []
     # the default run's kernels come first; the re-run's kernel is labelled by its option
-    assert a.kernel_roots[0] == "__main__"
-    assert a.kernel_roots[-1] == "__main__ (--mode wide)"
+    assert a.kernel_roots == ["__main__", "__main__ (--mode wide)"]
+    # a re-run that builds the same kernel again adds none
+    assert analyze_source(_program(wide=128), "p.py").kernel_roots == ["__main__"]
 
 
 def test_a_rerun_starts_from_the_imported_module():
@@ -97,7 +99,7 @@ def test_the_editor_path_reports_the_same():
 
 def test_show_schedule_names_the_configuration(tmp_path, capsys, monkeypatch):
     from ts_lint import cli
-    (tmp_path / "p.py").write_text(_program(wide=128))
+    (tmp_path / "p.py").write_text(_program(wide=4))
     monkeypatch.chdir(tmp_path)
     assert cli.main(["--show-schedule", "--format", "concise", "p.py"]) == 0
     heads = [ln for ln in capsys.readouterr().out.splitlines() if "TaskManager schedule" in ln]
@@ -116,3 +118,43 @@ def test_a_value_the_program_refuses_builds_nothing():
     assert _findings(refused) == []
     a = analyze_source(refused, "p.py")
     assert a.kernel_roots == ["__main__"]
+
+
+FLAG_MAIN = '''
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--wide", action="store_true")
+    ap.add_argument("--debug", action="store_true")
+    args = ap.parse_args()
+    if args.debug and not args.wide:
+        ap.error("--debug needs --wide")
+    build(consumer=96 if args.wide else 128)
+'''
+
+
+def test_an_on_off_option_is_a_configuration_too():
+    src = BUILD + FLAG_MAIN
+    found = _findings(src)
+    line = _line(src, "consumer_group=CooperativeGroup(Agent.Thread, consumer)")
+    assert [(c, s, ln) for c, s, ln, _ in found] == [("TS430", Severity.WARNING, line)]
+    assert "found in the configuration `--wide`" in found[0][3]
+    # `--debug` alone is refused by the program (parser.error): no kernel, no finding
+    assert analyze_source(src, "p.py").kernel_roots == ["__main__", "__main__ (--wide)"]
+
+
+def test_an_option_is_not_blamed_for_the_main_blocks_own_defaults():
+    # build() (an entry point, analysed first) and the `__main__` block's defaults build
+    # different kernels; `--verbose` changes nothing: no warning names it
+    src = COPY + '''
+
+if __name__ == "__main__":
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--consumer", type=int, default=96)
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    build(consumer=args.consumer)
+'''
+    assert _findings(src) == []

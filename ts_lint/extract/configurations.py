@@ -1,14 +1,16 @@
 """The program's other command-line configurations: the `__main__` block run again with
-each value of an argparse `choices=` argument.
+each value of an argparse `choices=` argument and each on/off option switched.
 
 A tutorial-style program selects what it builds on its command line
 (`--mode {gmem,tma}`, `--ab-sync-mode {merge,fused}`, `--dtype {fp16,bf16}`), and a
 kernel author runs every mode. The default run (argparse defaults) checks one of them;
 a defect in a branch only another mode builds (`if cutlass.const_expr(use_tma_res):`)
 would go unseen. So after the default run the `__main__` block is run once more per
-other choice value, one argument at a time (not their product: the runs stay few), each
+other choice value (and per `store_true` / `store_false` option, switched), one argument
+at a time (not their product: the runs stay few), each
 from the module state the import left (so one run's `globals()[...] = ...` does not leak
-into the next).
+into the next). A combination the program refuses (`parser.error(...)`, stdlib.py) stops
+its run there.
 
 What such a run finds that the default run did not is reported as a *warning* naming the
 configuration: the program as run with its defaults does not build it, so neither the
@@ -54,10 +56,12 @@ def run_configurations(it, budget_exc, imported: dict) -> None:
     module_vars = dict(it.module_scope.vars)
     root_errors = ctx.root_errors
     have = {(d.code, d.range) for d in ctx.diagnostics}
-    for parser, dest, value in runs[:MAX_CONFIG_RUNS]:
-        label = f"{_flag(dest)} {value}"
+
+    def rerun(label: str, overrides: dict) -> list:
+        """The findings of one re-run of `__main__` (taken out of the context)."""
         start = len(ctx.diagnostics)
-        ctx.cli_overrides = {dest: value}
+        k0 = len(ctx.kernels)
+        ctx.cli_overrides = overrides
         ctx.config_label = label
         it.module_scope.vars.clear()
         it.module_scope.vars.update(imported)
@@ -68,9 +72,22 @@ def run_configurations(it, budget_exc, imported: dict) -> None:
         finally:
             ctx.cli_overrides = {}
             ctx.config_label = ""
+        if overrides:
+            _keep_new_kernels(ctx, k0)
+        else:
+            del ctx.kernels[k0:], ctx.kernel_roots[k0:]
         new = ctx.diagnostics[start:]
         del ctx.diagnostics[start:]
-        for d in new:
+        return new
+
+    if any(root != "__main__" for root in ctx.site_roots.values()):
+        # an entry point (`build()`) analysed a TaskManager before the `__main__` block, whose
+        # argparse defaults may build another kernel there: what that one shows is not
+        # a finding of an option (the module's own run is judged by the entry point, as before)
+        have |= {(d.code, d.range) for d in rerun("(defaults)", {})}
+    for parser, dest, value in runs[:MAX_CONFIG_RUNS]:
+        label = parser.flags[dest] if dest in parser.flags else f"{_flag(dest)} {value}"
+        for d in rerun(label, {dest: value}):
             key = (d.code, d.range)
             if key in have:
                 continue
@@ -87,3 +104,38 @@ def run_configurations(it, budget_exc, imported: dict) -> None:
     it.module_scope.vars.update(module_vars)
     ctx.root_name = "__main__"
     ctx.root_errors = root_errors
+
+
+def _keep_new_kernels(ctx, k0: int) -> None:
+    """Drops the kernels a re-run built (from index `k0`) that are the same as one already
+    kept (`_signature`): an option such as `--verbose` builds the default kernel again,
+    which --show-schedule and the editor need not see twice."""
+    have = {_signature(k) for k in ctx.kernels[:k0]}
+    kept, roots = list(ctx.kernels[:k0]), list(ctx.kernel_roots[:k0])
+    for k, root in zip(ctx.kernels[k0:], ctx.kernel_roots[k0:]):
+        sig = _signature(k)
+        if sig not in have:
+            have.add(sig)
+            kept.append(k)
+            roots.append(root)
+    ctx.kernels[:], ctx.kernel_roots[:] = kept, roots
+
+
+def _signature(kernel) -> str:
+    """What tells two analysed kernels apart for the user: the resources (name, class,
+    pipeline type, stages and group sizes), the tasks (name, warps) and each task's
+    lowered steps (resource, stage, work label, section, guard)."""
+    res = kernel.resources
+    parts = []
+    for rid in sorted(res):
+        r = res[rid]
+        p = r.pipeline
+        parts.append((r.label, r.class_name, str(getattr(p, "pipeline_type", None)),
+                      str(getattr(p, "num_stages", None)), str(getattr(p, "producer_group_size", None)),
+                      str(getattr(p, "consumer_group_size", None))))
+    for t in kernel.tasks:
+        low = t.lowered
+        steps = tuple((res[e.resource].label if e.resource in res else e.resource, str(e.stage), e.label,
+                       e.section, str(e.guard)) for e in (low.entries if low is not None else ()))
+        parts.append((t.name, str(t.warp_idx), str(t.num_warps), steps))
+    return repr(parts)

@@ -62,7 +62,12 @@ def _argparse_method(parser: ArgParserVal, name):
         if isinstance(default, str) and nargs in ("+", "*") and False:
             default = [default]
         parser.defaults[dest] = default
-        if "choices" in kwargs and action not in ("store_true", "store_false", "count") \
+        if action in ("store_true", "store_false") and isinstance(default, bool):
+            # an on/off option: its other setting is a configuration too
+            parser.choices[dest] = [default, not default]
+            parser.flags[dest] = next((f for f in flags if f.startswith("--")), flags[0] if flags else dest)
+            it.ctx.cli_choices.append((parser, dest))
+        elif "choices" in kwargs and action not in ("store_true", "store_false", "count") \
                 and nargs in (None, "?"):
             items = it.iterate(kwargs["choices"])
             if items is not None and all(is_concrete(c) and not isinstance(c, (list, dict, set)) for c in items):

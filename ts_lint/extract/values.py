@@ -412,6 +412,7 @@ class ArgParserVal:
     defaults: dict = field(default_factory=dict)
     # dest -> the values of `choices=` (configurations.py runs the `__main__` block with each)
     choices: dict = field(default_factory=dict)
+    flags: dict = field(default_factory=dict)      # dest -> the option of a store_true / store_false
 
 
 class DefaultDictVal(dict):
