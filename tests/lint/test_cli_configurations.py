@@ -158,3 +158,17 @@ if __name__ == "__main__":
     build(consumer=args.consumer)
 '''
     assert _findings(src) == []
+
+
+def test_an_internal_failure_in_a_rerun_keeps_the_default_findings(monkeypatch):
+    from ts_lint.extract.interpreter import Interpreter
+    run = Interpreter.run_module
+
+    def failing(self, main=False):
+        if self.ctx.config_label:
+            raise RuntimeError("boom")
+        return run(self, main)
+    monkeypatch.setattr(Interpreter, "run_module", failing)
+    src = _program(default="wide")
+    assert [(c, s) for c, s, _, _ in _findings(src)] == [("TS430", Severity.ERROR)]
+    assert analyze_source(src, "p.py").kernel_roots == ["__main__"]

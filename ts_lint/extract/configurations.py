@@ -20,6 +20,8 @@ error at compile time.
 from __future__ import annotations
 
 import dataclasses
+import os
+import traceback
 
 from ts_runtime.diagnostics import Severity
 
@@ -65,13 +67,25 @@ def run_configurations(it, budget_exc, imported: dict) -> None:
         ctx.config_label = label
         it.module_scope.vars.clear()
         it.module_scope.vars.update(imported)
+        failed = False
         try:
             it.run_module(main=True)
         except budget_exc:
             pass
+        except RecursionError:
+            failed = True
+        except Exception:           # an extra run must never cost the file its default findings
+            if os.environ.get("TS_DEBUG"):
+                traceback.print_exc()
+            failed = True
         finally:
             ctx.cli_overrides = {}
             ctx.config_label = ""
+            while it.frames:            # a run stopped in a call leaves its frames
+                it.frames.pop()
+        if failed:
+            del ctx.kernels[k0:], ctx.kernel_roots[k0:], ctx.diagnostics[start:]
+            return []
         if overrides:
             _keep_new_kernels(ctx, k0)
         else:
