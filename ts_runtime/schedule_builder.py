@@ -540,14 +540,17 @@ def _skip_returns(skip_if) -> tuple:
     `def` in a source file (TS518); (None, None) for a lambda or what has no source."""
     from .locate import function_def
     from .model.attr_effects import returns_a_value
-    fn = inspect.unwrap(getattr(skip_if, "__func__", skip_if))
-    if not inspect.isfunction(fn) or fn.__name__ == "<lambda>" \
-            or (getattr(fn, "__module__", None) or "").split(".")[0] in ("ts_runtime", "cutlass"):
-        return None, None       # a lambda, or the framework's own method (not the user's text)
-    node = function_def(fn)
-    if node is None:
+    try:
+        fn = inspect.unwrap(getattr(skip_if, "__func__", skip_if))
+        if not inspect.isfunction(fn) or fn.__name__ == "<lambda>" \
+                or (getattr(fn, "__module__", None) or "").split(".")[0] in ("ts_runtime", "cutlass"):
+            return None, None       # a lambda, or the framework's own method (not the user's text)
+        node = function_def(fn)
+        if node is None:
+            return None, None
+        return returns_a_value(node), SourceRange(fn.__code__.co_filename, node.lineno)
+    except Exception:               # a source that cannot be read: not judged
         return None, None
-    return returns_a_value(node), SourceRange(fn.__code__.co_filename, node.lineno)
 
 
 @checked_api("work_tile_loop(...)")
