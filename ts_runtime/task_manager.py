@@ -74,31 +74,22 @@ class TaskManager(metaclass=CheckedCall):
         if not hasattr(graph, "items"):
             raise_finding("TS360", TypeError, graph_entry_message(None, type(graph).__name__), graph_rng)
         items = list(graph.items())
-        entries = None
-        for i, (down, ups) in enumerate(items):
-            label = getattr(down, "name", None)
-            label = label if isinstance(label, str) else "?"
-            if ups is None or isinstance(ups, (MemoryResource, bool, int, float, str, bytes)) \
-                    or not hasattr(ups, "__iter__"):
-                bad, index = ups, None
-            elif isinstance(ups, (list, tuple)):
-                index = next((j for j, x in enumerate(ups) if x is None or isinstance(
-                    x, (bool, int, float, str, bytes, list, tuple, dict, set))), None)
-                if index is None:
-                    continue
-                bad = ups[index]
-            else:
-                continue
-            if entries is None:
-                entries = dict_entries(self._ts_range, "resource_dependency_graph")
-            rng = graph_rng
-            if len(entries) == len(items):
-                values = entries[i][3]
-                rng = values[index or 0] if (index or 0) < len(values) else entries[i][2]
-            is_res = isinstance(bad, MemoryResource)
-            name = bad.name if is_res and isinstance(bad.name, str) else None
-            raise_finding("TS360", TypeError, graph_entry_message(label, type(bad).__name__, index, name,
-                                                                  resource=is_res), rng)
+        found = bad_graph_entry(items, lambda v: isinstance(v, (MemoryResource,) + GRAPH_PLAIN)
+                                or not hasattr(v, "__iter__"), lambda v: isinstance(v, (list, tuple)))
+        if found is None:
+            return
+        i, index, bad = found
+        label = getattr(items[i][0], "name", None)
+        label = label if isinstance(label, str) else "?"
+        entries = dict_entries(self._ts_range, "resource_dependency_graph")
+        rng = graph_rng
+        if len(entries) == len(items):
+            values = entries[i][3]
+            rng = values[index or 0] if (index or 0) < len(values) else entries[i][2]
+        is_res = isinstance(bad, MemoryResource)
+        name = bad.name if is_res and isinstance(bad.name, str) else None
+        raise_finding("TS360", TypeError, graph_entry_message(label, type(bad).__name__, index, name,
+                                                              resource=is_res), rng)
 
     # ------------------------------------------------------------------ model
     def _build_model(self, options: ManagerOptions, args: dict) -> KernelModel:
@@ -199,6 +190,27 @@ class TaskManager(metaclass=CheckedCall):
         return mermaid_graph(self.kernel, direction, include_resource_details, collapse_work_queue_edges)
 
     get_mermaid_string_dependency_graph = get_marmaid_string_dependency_graph
+
+
+GRAPH_PLAIN = (bool, int, float, str, bytes)
+
+
+def bad_graph_entry(items, scalar, known_sequence):
+    """TS360's verdict on a dependency graph's `items` ((downstream, value) pairs), shared
+    by both front ends: (position of the first bad entry, index of the bad element in its
+    list or None when the value itself is bad, the bad value), or None. `scalar(v)`: the
+    value is certainly not a collection of resources (a single resource, a number, a
+    string); `known_sequence(v)`: a list or tuple whose items are all known. An element
+    is bad when it is None, plain data or a container."""
+    for i, (_down, ups) in enumerate(items):
+        if ups is None or scalar(ups):
+            return i, None, ups
+        if known_sequence(ups):
+            index = next((j for j, x in enumerate(ups)
+                          if x is None or isinstance(x, GRAPH_PLAIN + (list, tuple, dict, set))), None)
+            if index is not None:
+                return i, index, ups[index]
+    return None
 
 
 def graph_entry_message(down, got: str, index=None, name=None, resource: bool = False) -> str:

@@ -416,9 +416,8 @@ class KernelMixin:
         single resource, a number or string) or an element of a known list that is plain
         data. A dict or list that may have been changed where ts-lint could not follow is
         not judged."""
-        from ts_runtime.task_manager import graph_entry_message
-        plain = (bool, int, float, str, bytes)
-        if type(graph) in plain + (list, tuple, set, frozenset):
+        from ts_runtime.task_manager import GRAPH_PLAIN, bad_graph_entry, graph_entry_message
+        if type(graph) in GRAPH_PLAIN + (list, tuple, set, frozenset):
             if not self.is_tainted(graph):
                 self.ctx.report("TS360", graph_entry_message(None, type(graph).__name__), graph_rng)
                 return True
@@ -426,35 +425,26 @@ class KernelMixin:
         if not isinstance(graph, dict) or self.is_tainted(graph):
             return False
         items = list(graph.items())
-        entries = None
-        for i, (down, ups) in enumerate(items):
-            label = down.attrs.get("name") if isinstance(down, ResourceObj) else None
-            label = label if isinstance(label, str) else "?"
-            if ups is None or isinstance(ups, ResourceObj) or type(ups) in plain:
-                bad, index = ups, None
-            elif type(ups) in (list, tuple) and not self.is_tainted(ups):
-                index = next((j for j, x in enumerate(ups)
-                              if x is None or type(x) in plain + (list, tuple, dict, set)), None)
-                if index is None:
-                    continue
-                bad = ups[index]
-            else:
-                continue
-            if entries is None:
-                entries = self._dict_entries(call)
-            rng = graph_rng
-            if len(entries) == len(items):
-                values = entries[i][1]
-                rng = values[index or 0] if (index or 0) < len(values) else entries[i][0]
-            if isinstance(bad, ResourceObj):
-                name = bad.attrs.get("name")
-                msg = graph_entry_message(label, bad.cls.name, index, name if isinstance(name, str) else None,
-                                          resource=True)
-            else:
-                msg = graph_entry_message(label, type(bad).__name__, index)
-            self.ctx.report("TS360", msg, rng)
-            return True
-        return False
+        found = bad_graph_entry(items, lambda v: isinstance(v, ResourceObj) or type(v) in GRAPH_PLAIN,
+                                lambda v: type(v) in (list, tuple) and not self.is_tainted(v))
+        if found is None:
+            return False
+        i, index, bad = found
+        label = items[i][0].attrs.get("name") if isinstance(items[i][0], ResourceObj) else None
+        label = label if isinstance(label, str) else "?"
+        entries = self._dict_entries(call)
+        rng = graph_rng
+        if len(entries) == len(items):
+            values = entries[i][1]
+            rng = values[index or 0] if (index or 0) < len(values) else entries[i][0]
+        if isinstance(bad, ResourceObj):
+            name = bad.attrs.get("name")
+            msg = graph_entry_message(label, bad.cls.name, index, name if isinstance(name, str) else None,
+                                      resource=True)
+        else:
+            msg = graph_entry_message(label, type(bad).__name__, index)
+        self.ctx.report("TS360", msg, rng)
+        return True
 
     def _dict_entries(self, call):
         """locate.dict_entries: [(key range, [value ranges])] of the graph dict literal.
