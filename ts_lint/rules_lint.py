@@ -20,6 +20,29 @@ from __future__ import annotations
 from ts_runtime.diagnostics import Severity
 from ts_runtime.rules.declare import rule
 
+# The two schedules of the copy program that the rule examples and many lint tests share
+# (a load task fills `smem` from `inp`, a store task drains it into `out`), as they stand
+# inside its `build()`.
+COPY_SCHEDULES = '''
+    @schedule
+    def load_schedule(input_gmem, smem):
+        with domain_loop(0, 8, 1):
+            idx = input_gmem.compute_coords()
+            smem.try_acquire()
+            smem.acquire()
+            smem.tma_load(gmem_idx=idx)
+            smem.commit()
+
+    @schedule
+    def store_schedule(smem, output_gmem):
+        with domain_loop(0, 8, 1):
+            smem.try_wait()
+            smem.wait()
+            v = smem.read_smem()
+            output_gmem.store(smem_val=v)
+            smem.release()
+'''
+
 _VALID = '''\
 from dataclasses import dataclass
 from ts_runtime import schedule, domain_loop, consumer_work, producer_work, WorkAttr
@@ -67,25 +90,7 @@ def build(stages=2, consumer=128):
     inp, out = InGmem(name="in"), OutGmem(name="out")  # noqa: E501 (another tool's code)
     smem = Smem(name="smem", pipeline_config=cfg)
     alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
-
-    @schedule
-    def load_schedule(input_gmem, smem):
-        with domain_loop(0, 8, 1):
-            idx = input_gmem.compute_coords()
-            smem.try_acquire()
-            smem.acquire()
-            smem.tma_load(gmem_idx=idx)
-            smem.commit()
-
-    @schedule
-    def store_schedule(smem, output_gmem):
-        with domain_loop(0, 8, 1):
-            smem.try_wait()
-            smem.wait()
-            v = smem.read_smem()
-            output_gmem.store(smem_val=v)
-            smem.release()
-
+''' + COPY_SCHEDULES + '''
     @schedule
     def pad(_r):
         with domain_loop(1):

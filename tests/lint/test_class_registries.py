@@ -18,6 +18,7 @@ from ts_runtime.diagnostics import Severity
 from ts_runtime.testing import codes_and_lines, run_program
 
 from ts_lint.api import analyze_source
+from ts_lint.rules_lint import COPY_SCHEDULES
 
 from lint_parity import HEADER, assert_parity
 
@@ -31,25 +32,7 @@ def build():
     inp, out = InGmem(name="in"), OutGmem(name="out")
     smem = Smem(name="smem", pipeline_config=cfg)
     alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
-
-    @schedule
-    def load_schedule(input_gmem, smem):
-        with domain_loop(0, 8, 1):
-            idx = input_gmem.compute_coords()
-            smem.try_acquire()
-            smem.acquire()
-            smem.tma_load(gmem_idx=idx)
-            smem.commit()
-
-    @schedule
-    def store_schedule(smem, output_gmem):
-        with domain_loop(0, 8, 1):
-            smem.try_wait()
-            smem.wait()
-            v = smem.read_smem()
-            output_gmem.store(smem_val=v)
-            smem.release()
-
+''' + COPY_SCHEDULES + '''
     io = {{"StoreTask": ([smem], [out], store_schedule), "LoadTask": ([inp], [smem], load_schedule)}}
     tasks = []
     for role in {roles}:

@@ -11,6 +11,7 @@ from ts_runtime.model.values import RUNTIME, UNKNOWN, DynamicBound
 from ts_runtime.testing import codes_and_lines, expected_findings
 
 from ts_lint.api import analyze_source, lint_file, lint_source
+from ts_lint.rules_lint import COPY_SCHEDULES
 
 from lint_parity import HEADER, assert_parity, lint_kernel, norm_kernel
 
@@ -31,25 +32,7 @@ def build(stages=2, consumer=128):
     inp, out = InGmem(name="in"), OutGmem(name="out")
     smem = Smem(name="smem", pipeline_config=cfg)
     alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
-
-    @schedule
-    def load_schedule(input_gmem, smem):
-        with domain_loop(0, 8, 1):
-            idx = input_gmem.compute_coords()
-            smem.try_acquire()
-            smem.acquire()
-            smem.tma_load(gmem_idx=idx)
-            smem.commit()
-
-    @schedule
-    def store_schedule(smem, output_gmem):
-        with domain_loop(0, 8, 1):
-            smem.try_wait()
-            smem.wait()
-            v = smem.read_smem()
-            output_gmem.store(smem_val=v)
-            smem.release()
-
+''' + COPY_SCHEDULES + '''
     tasks = [
         Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,
              schedule=store_schedule(smem, out)),

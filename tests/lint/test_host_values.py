@@ -16,6 +16,7 @@ from ts_runtime.model.values import UNKNOWN
 from ts_runtime.testing import codes_and_lines, run_program
 
 from ts_lint.api import lint_source
+from ts_lint.rules_lint import COPY_SCHEDULES
 
 from lint_parity import HEADER
 
@@ -312,25 +313,7 @@ def build(depth=Depth["DOUBLE"]):
     inp, out = InGmem(name="in"), OutGmem(name="out")
     smem = Smem(name="smem", pipeline_config=cfg)
     alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
-
-    @schedule
-    def load_schedule(input_gmem, smem):
-        with domain_loop(0, 8, 1):
-            idx = input_gmem.compute_coords()
-            smem.try_acquire()
-            smem.acquire()
-            smem.tma_load(gmem_idx=idx)
-            smem.commit()
-
-    @schedule
-    def store_schedule(smem, output_gmem):
-        with domain_loop(0, 8, 1):
-            smem.try_wait()
-            smem.wait()
-            v = smem.read_smem()
-            output_gmem.store(smem_val=v)
-            smem.release()
-
+''' + COPY_SCHEDULES + '''
     wiring = {Role.STORE: ([smem], [out], store_schedule), Role.LOAD: ([inp], [smem], load_schedule)}
     tasks, warp = [], 0
     for role in Role:
@@ -623,25 +606,7 @@ def build():
     inp, out = InGmem(name="in"), OutGmem(name="out")
     smem = SharedSmem(name="smem", pipeline_config=cfg, alloc=SmemAllocation("buf", size_bytes=8192))
     alloc = SmemAllocator(); alloc.add_resource(smem); alloc.compute_layout()
-
-    @schedule
-    def load_schedule(input_gmem, smem):
-        with domain_loop(0, 8, 1):
-            idx = input_gmem.compute_coords()
-            smem.try_acquire()
-            smem.acquire()
-            smem.tma_load(gmem_idx=idx)
-            smem.commit()
-
-    @schedule
-    def store_schedule(smem, output_gmem):
-        with domain_loop(0, 8, 1):
-            smem.try_wait()
-            smem.wait()
-            v = smem.read_smem()
-            output_gmem.store(smem_val=v)
-            smem.release()
-
+''' + COPY_SCHEDULES + '''
     tasks = [
         Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,
              schedule=store_schedule(smem, out)),
