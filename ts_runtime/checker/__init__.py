@@ -29,6 +29,7 @@ from ..model.values import UNKNOWN
 from .expand import is_persistent_kernel, iteration_count, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore, resume_gc
 from .compile import CompileContext, compile_program
+from .linear import LinearContext, walk_run
 from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
@@ -68,7 +69,7 @@ class CheckResult:
 def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[float] = None,
                  tiles=None, reduce: bool = True, symmetry: bool = True,
                  early_exit: bool = False, mixed_skip: bool = True,
-                 max_findings: int = 64, witness: Optional[bool] = None) -> CheckResult:
+                 max_findings: int = 64, witness: Optional[bool] = None, linear: bool = True) -> CheckResult:
     """Explores every interleaving of every variant of `kernel` (a KernelModel).
 
     max_states: cap per run (default `kernel.options.max_states`); timeout: seconds for
@@ -79,6 +80,8 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     behaviour); mixed_skip: also run persistent kernels with some tiles skipped and some
     not. witness: record the shortest run to a complete state for the verbose report
     (default: the kernel's `verbose` option; a finding's counterexample is always kept).
+    linear: walk the runs whose reduced search is a single path without compiling them
+    (linear.py; False: search every run, for comparison tests).
     """
     # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:
@@ -86,13 +89,13 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
             witness = bool(getattr(kernel.options, "verbose", True))
         return _check_kernel(kernel, max_states=max_states, timeout=timeout, tiles=tiles, reduce=reduce,
                              symmetry=symmetry, early_exit=early_exit, mixed_skip=mixed_skip,
-                             max_findings=max_findings, witness=witness)
+                             max_findings=max_findings, witness=witness, linear=linear)
     finally:
         resume_gc()
 
 
 def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early_exit, mixed_skip,
-                  max_findings, witness=True) -> CheckResult:
+                  max_findings, witness=True, linear=True) -> CheckResult:
     t0 = time.perf_counter()
     opts = kernel.options
     max_states = max_states if max_states is not None else (getattr(opts, "max_states", None) or 1_000_000)
@@ -121,18 +124,27 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     else:
         counts = [tiles if tiles is not None else (2 if persistent else 1)]
     runs: List[RunResult] = []
+    progs: List[object] = []
     try:
         ctx = CompileContext(kernel)
-        progs = [compile_program(kernel, v, T, ctx) for T in counts
-                 for v in variants(kernel, tiles=T, mixed_skip=mixed_skip)]
+        plan = [(T, v) for T in counts for v in variants(kernel, tiles=T, mixed_skip=mixed_skip)]
+        # runs whose reduced search is one path are walked (linear.py); the others are
+        # compiled up front, so that an unknown value stops the check before any search
+        lin = LinearContext(ctx) if reduce and symmetry and linear else None
+        for T, v in plan:
+            run = walk_run(lin, v, T, max_states, deadline, witness) if lin is not None and lin.ok else None
+            progs.append(run if run is not None else compile_program(kernel, v, T, ctx))
     except Unknown as exc:
         result.skipped = str(exc)
         result.complete = False
         result.seconds = time.perf_counter() - t0
         return result
-    for prog in progs:
-        run = explore(prog, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
-                      early_exit=early_exit, max_findings=max_findings, witness=witness)
+    for item in progs:
+        if isinstance(item, RunResult):
+            run = item
+        else:
+            run = explore(item, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
+                          early_exit=early_exit, max_findings=max_findings, witness=witness)
         runs.append(run)
         result.states_explored += run.states
         if run.timed_out:
@@ -140,7 +152,8 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     result.runs = runs
     result.hit_limit = any(not r.finished for r in runs) or len(runs) < len(progs)
     result.complete = not result.hit_limit
-    result.diagnostics = _diagnostics(kernel, runs, progs, result, show_tiles=len(counts) > 1)
+    result.diagnostics = _diagnostics(kernel, runs, [getattr(p, "program", p) for p in progs], result,
+                                      show_tiles=len(counts) > 1)
     if bound_note:
         result.complete = False
         result.diagnostics.append(_make(

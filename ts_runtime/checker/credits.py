@@ -161,6 +161,10 @@ class CreditModel:
         # which is what `lane_info` gives for them.
         self._lanes: Dict[tuple, tuple] = {}     # (task idx, rid, role) -> lane info
         self._tracked: Dict[int, bool] = {}      # rid -> tracked(resource)
+        # checker mode: tasks listing each tracked resource in dst / src (the participants
+        # of its producer / consumer ops while no lane is domain-interleaved)
+        self._listing = listing = ({}, {})
+        producers, consumers = listing
         tracked_of = self._tracked
         for ti, t in enumerate(tasks):
             src, dst = t.src, t.dst
@@ -170,6 +174,10 @@ class CreditModel:
                     trk = tracked_of[rid] = tracked(res.get(rid))
                 if not trk:
                     continue
+                if rid in dst:
+                    producers[rid] = producers.get(rid, 0) + 1
+                if rid in src:
+                    consumers[rid] = consumers.get(rid, 0) + 1
                 r = res[rid]
                 st = self.strides.get(rid)
                 if st is None:
@@ -253,6 +261,11 @@ class CreditModel:
         return n
 
     def _count_participants(self, rid: int, stage) -> int:
+        lanes = self._lanes
+        if self.mode != "table" and not lanes and self._tracked.get(rid):
+            # the counts made while scanning the tasks (no lane to count as one)
+            n = self._listing[0 if id(stage) in _PRODUCER_IDS else 1].get(rid, 0)
+            return n if n > 1 else 1
         role = _ROLE_BY_ID[id(stage)][0]
         if self.mode == "table":
             who = self._performers.get((rid, stage), set())
@@ -260,7 +273,6 @@ class CreditModel:
             who = [i for i, t in enumerate(self.kernel.tasks) if rid in t.dst]
         else:
             who = [i for i, t in enumerate(self.kernel.tasks) if rid in t.src]
-        lanes = self._lanes
         if not lanes:
             return max(1, len(who))
         dense = 0

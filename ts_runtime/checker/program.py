@@ -9,7 +9,6 @@ table, the pipeline cursors and the step-class constants compile.py shares.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -172,24 +171,42 @@ def effect_info(eff, coff: int, toff: int) -> tuple:
     return (block, tuple(simple), tuple(rounds), dmask)
 
 
-@dataclass
 class Program:
-    kernel: object
-    variant: Variant
-    task_names: List[str]
-    ops: List[List[Op]]
-    credits: CreditModel
-    layout: Layout
-    counts: List[IterationCount]
-    alias: Dict[tuple, tuple] = field(default_factory=dict)     # (rA, sideA, rB, sideB) -> (space, lo, hi)
-    aliased: frozenset = frozenset()
-    alias_pairs: List[tuple] = field(default_factory=list)      # (rA, rB) for the printout
-    pdl_initial: bool = False
-    has_pdl_launch: bool = False
-    tiles: int = 1
-    # per-task tables derived from an ops list (reduce.py), keyed by id of the list; shared
-    # by the runs of one check, whose identical task lists are one object
-    task_tables: dict = field(default_factory=dict, repr=False)
+    """One run: per task, its Op array (`ops`), with the credit pools, the state layout,
+    the alias table and the variant. A run walked by linear.py has no Ops until they are
+    read (`compile_ops` makes them: reports and counterexamples read them, the walk
+    does not)."""
+
+    def __init__(self, kernel, variant: Variant, task_names: List[str], ops: Optional[List[List[Op]]],
+                 credits: CreditModel, layout: Layout, counts: List[IterationCount],
+                 alias: Optional[Dict[tuple, tuple]] = None, aliased: frozenset = frozenset(),
+                 alias_pairs: Optional[List[tuple]] = None, pdl_initial: bool = False,
+                 has_pdl_launch: bool = False, tiles: int = 1, task_tables: Optional[dict] = None,
+                 compile_ops=None):
+        self.kernel = kernel
+        self.variant = variant
+        self.task_names = task_names
+        self._ops = ops
+        self._compile_ops = compile_ops
+        self.credits = credits
+        self.layout = layout
+        self.counts = counts
+        self.alias = alias if alias is not None else {}     # (rA, sideA, rB, sideB) -> (space, lo, hi)
+        self.aliased = aliased
+        self.alias_pairs = alias_pairs if alias_pairs is not None else []   # (rA, rB) for the printout
+        self.pdl_initial = pdl_initial
+        self.has_pdl_launch = has_pdl_launch
+        self.tiles = tiles
+        # per-task tables derived from an ops list (reduce.py), keyed by id of the list;
+        # shared by the runs of one check, whose identical task lists are one object
+        self.task_tables = task_tables if task_tables is not None else {}
+
+    @property
+    def ops(self) -> List[List[Op]]:
+        ops = self._ops
+        if ops is None:
+            ops = self._ops = self._compile_ops()
+        return ops
 
     @property
     def steps(self) -> List[list]:

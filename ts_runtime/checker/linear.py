@@ -1,0 +1,275 @@
+"""Runs whose reduced search is a single path, walked without compiling Ops.
+
+Most kernels pass data down a chain of pipelines in which every credit pool has one task
+that takes credits from it (the producer acquires empty stages, the consumer waits for
+full ones). In such a run, with nothing aliased and no PDL step (or a single task):
+
+* no step of another task can disable an enabled step, as only the pool's one taker
+  decrements it; every step commutes with the others' (credit additions commute);
+* nothing the properties observe changes (no held access, no pending access, no PDL
+  flag or launch).
+
+So in every state each enabled step is an ample set by itself (reduce.py, C1 and C2),
+and the reduced search of `explore.explore` follows one path: in each state it runs the
+macro-step of the lowest-index enabled task (`explore._explore_one` for a one-task
+kernel: every step). This module walks that path on per-entry credit rows, without the
+per-step `Op` objects, the visited set and the queue. It returns the `RunResult` the
+search would (the same states count, complete state and shortest complete run), or None
+when the run does not qualify or the walk meets a deadlock, a PDL launch before a wait,
+the state cap or the deadline: the caller then compiles and searches the run, so that
+every finding and limit is reported by the one search (docs/checker.md §4, "Single-path
+runs"). A program whose tasks might be symmetric is left to the search too, whose
+canonical states would pick another (equally short) path.
+
+`Program.ops` of a walked run is compiled on first use (reports, counterexamples).
+"""
+from __future__ import annotations
+
+import time
+from typing import List, Optional
+
+from .compile import CompileContext, _expand_positions
+from .explore import RunResult
+from .program import PDL_LAUNCH, PDL_WAIT, Program, _ConsumerWork, _GROUP, _PDL_LAUNCH_KIND, \
+    _PDL_WAIT_KIND, _ProducerWork, _ROLE_IDS, effect_info
+
+__all__ = ["walk_run", "LinearContext"]
+
+# How often (in macro-steps) the walk reads the clock for the deadline.
+_CLOCK_EVERY = 4096
+
+
+class LinearContext:
+    """Per check: each task's credit rows per lowered entry and its walked lists.
+
+    A row is (pool it blocks on or -1, single-participant moves ((pool, delta), ...),
+    shared rounds ((counter, n, pool, delta), ...), mask of pools it decrements, PDL kind,
+    whether it trails the step before it (explore.MacroSteps)); a split work call gives
+    two equal rows. `ok` is False when the kernel cannot have a single-path run: an
+    aliased resource, or a PDL resource with more than one task."""
+
+    def __init__(self, ctx: CompileContext):
+        self.ctx = ctx
+        kernel = ctx.kernel
+        self.T = len(kernel.tasks)
+        self.ok = not ctx.aliased
+        if self.ok and self.T > 1:
+            self.ok = not any(r.kind is _PDL_WAIT_KIND or r.kind is _PDL_LAUNCH_KIND
+                              for r in ctx.res.values())
+        self._rows: list = [None] * self.T       # per task: rows per entry position (None: not made)
+        self._lists: dict = {}                   # ctx.task key -> (rows, decrement mask) or None
+        self._by_pair: dict = {}                 # (resource, id of stage) -> rows or None
+
+    def _entry_rows(self, ti: int, e) -> Optional[tuple]:
+        """The row(s) of one lowered entry, or None when the entry's pool depends on its
+        occurrence (a domain-interleaved resource) or the resource is not dense-strided:
+        those runs are left to the search. A row is a function of the entry's resource
+        and stage (the task picks a pool only on interleaved resources): made once per
+        pair."""
+        rid, stage = e.resource, e.stage
+        key = (rid, id(stage))
+        rows = self._by_pair.get(key, 0)
+        if rows != 0:
+            return rows
+        ctx = self.ctx
+        r = ctx.res[rid]
+        credits = ctx.credits
+        rows = None
+        if id(stage) in _ROLE_IDS and credits._occ_matters(rid):
+            pass
+        elif credits._tracked.get(rid) and _sparse(credits.strides.get(rid)):
+            pass
+        else:
+            kind = r.kind
+            pdl = 0
+            if kind is _PDL_WAIT_KIND and stage is _ConsumerWork:
+                pdl = PDL_WAIT
+            elif kind is _PDL_LAUNCH_KIND and stage is _ProducerWork:
+                pdl = PDL_LAUNCH
+            block, simple, rounds, dmask = effect_info(credits.fixed_effect(ti, rid, stage), 0, 0)
+            trail = block < 0 and not rounds and not pdl and dmask == 0
+            row = (block, simple, rounds, dmask, pdl, trail)
+            split = kind is not _GROUP and (stage is _ConsumerWork or stage is _ProducerWork) and ctx.split[rid]
+            rows = (row, row) if split else (row,)
+        self._by_pair[key] = rows
+        return rows
+
+    def task_list(self, ti: int, variant, tiles: int):
+        """(rows, decrement mask) of task `ti`'s list in one run, or None (see
+        `_entry_rows`); memoised per distinct list, like CompileContext.task."""
+        ctx = self.ctx
+        low = ctx.kernel.tasks[ti].lowered
+        skip = tuple(variant.skip) if low is not None and low.skip_if is not None else ()
+        opaque = ctx.opaque[ti]
+        if opaque:
+            assign = variant.assignment or {}
+            key = (ti, tiles, skip, tuple(bool(assign.get(k, False)) for k in opaque))
+        else:
+            key = (ti, tiles, skip)
+        if key in self._lists:
+            return self._lists[key]
+        out = None
+        if low is None:
+            out = ([], 0)
+        else:
+            # rows are made for the entries the list runs, in its order, as compile.py makes
+            # effects: the round counters (credits.counters) are then made in the same order
+            entries = low.entries
+            tab = self._rows[ti]
+            if tab is None:
+                tab = self._rows[ti] = [None] * len(entries)
+            pos, _ = _expand_positions(low, ctx.counts[ti].n, variant.assignment, tiles, skip)
+            rows = []
+            mask = 0
+            for j in pos:
+                got = tab[j]
+                if got is None:
+                    got = tab[j] = self._entry_rows(ti, entries[j]) or False
+                if got is False:
+                    break
+                rows.extend(got)
+                mask |= got[0][3]
+            else:
+                out = (rows, mask)
+        self._lists[key] = out
+        return out
+
+
+def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline: Optional[float],
+             witness: bool) -> Optional[RunResult]:
+    """The search's result for one run when its reduced search is a single path (see the
+    module docstring), or None: the run is then to be compiled and searched."""
+    t0 = time.perf_counter()
+    T = lin.T
+    lists = []
+    taken = 0
+    for ti in range(T):
+        got = lin.task_list(ti, variant, tiles)
+        if got is None:
+            return None
+        rows, mask = got
+        if mask & taken:
+            return None          # two tasks take credits from one pool
+        taken |= mask
+        lists.append(rows)
+    ctx = lin.ctx
+    kernel = ctx.kernel
+    if T > 1 and _maybe_symmetric(kernel, lists):
+        return None
+    credits = ctx.credits
+    cred = list(credits.initial_credits())
+    tot = [0] * len(credits.counters)
+    pdl = 1 if ctx.pdl_initial else 0
+    ns = [len(rows) for rows in lists]
+    cur = [0] * T
+    path: Optional[list] = [] if (witness or T == 1) else None
+    if T == 1:
+        rows = lists[0]
+        n = ns[0]
+        if n + 1 > max_states:
+            return None
+        for pos, (b, simple, rounds, _, kind, _) in enumerate(rows):
+            if b >= 0 and cred[b] <= 0:
+                return None          # a deadlock: the search reports it
+            if kind == PDL_LAUNCH and not pdl:
+                return None          # a launch before any wait: the search reports it
+            for k, d in simple:
+                cred[k] += d
+            for k, m, p, d in rounds:
+                v = tot[k] = (tot[k] + 1) % m
+                if v == 0:
+                    cred[p] += d
+            if kind == PDL_WAIT:
+                pdl = 1
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        cur[0] = n
+        explored = n + 1
+        path = [(0, p) for p in range(n)]
+    else:
+        live = [i for i in range(T) if ns[i]]
+        explored = 1
+        while True:
+            for i in live:
+                c = cur[i]
+                if c < ns[i]:
+                    b = lists[i][c][0]
+                    if b < 0 or cred[b] > 0:
+                        break
+            else:
+                if any(cur[i] < ns[i] for i in live):
+                    return None      # a deadlock: the search reports it
+                break
+            rows = lists[i]
+            n = ns[i]
+            _, simple, rounds, _, _, _ = rows[c]
+            for k, d in simple:
+                cred[k] += d
+            for k, m, p, d in rounds:
+                v = tot[k] = (tot[k] + 1) % m
+                if v == 0:
+                    cred[p] += d
+            nxt = c + 1
+            while nxt < n and rows[nxt][5]:
+                for k, d in rows[nxt][1]:
+                    cred[k] += d
+                nxt += 1
+            if path is not None:
+                path.extend((i, p) for p in range(c, nxt))
+            cur[i] = nxt
+            explored += 1
+            if explored > max_states:
+                return None
+            if deadline is not None and explored % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+                return None
+    prog = _program(ctx, variant, tiles, lists)
+    result = RunResult(prog, max_states=max_states)
+    result.states = explored
+    result.complete_states = 1
+    if path is not None and (witness or T == 1):
+        result.complete_path = path
+        result.complete_state = tuple(cur) + tuple(cred) + tuple(tot) + (pdl, ())
+        result.complete_no = explored
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _sparse(st) -> bool:
+    """Whether interleave strides (None: the resource is on no task's lists) are not all
+    dense."""
+    return st is None or st[0] > 1 or st[1] > 1 or st[2] > 1 or st[3] > 1
+
+
+def _maybe_symmetric(kernel, lists) -> bool:
+    """Whether two tasks with steps might have identical programs (reduce.symmetry_classes
+    would then canonicalise states, and the search's path could differ from the walk's).
+    Identical programs have the same length and the same source entries: tasks that
+    differ in either are not symmetric."""
+    seen = set()
+    for t, rows in zip(kernel.tasks, lists):
+        if not rows:
+            continue
+        entries = t.lowered.entries
+        a, z = entries[0].range, entries[-1].range
+        key = (len(rows), a.path, a.line, a.column, z.path, z.line, z.column)
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def _program(ctx: CompileContext, variant, tiles: int, lists) -> Program:
+    """The walked run's Program; its Ops are compiled on first use."""
+    from .state import Layout
+    credits = ctx.credits
+    kernel = ctx.kernel
+    # only a one-task run can have a PDL step here (LinearContext.ok)
+    has_launch = len(lists) == 1 and any(row[4] == PDL_LAUNCH for row in lists[0])
+
+    def compile_ops() -> List[list]:
+        return [ctx.task(ti, variant, tiles)[0] for ti in range(len(kernel.tasks))]
+
+    return Program(kernel=kernel, variant=variant, task_names=ctx.task_names, ops=None, credits=credits,
+                   layout=Layout(len(lists), len(credits.pools), len(credits.counters)), counts=ctx.counts,
+                   alias=ctx.alias, aliased=ctx.aliased, alias_pairs=ctx.pairs, pdl_initial=ctx.pdl_initial,
+                   has_pdl_launch=has_launch, tiles=tiles, task_tables=ctx.task_tables, compile_ops=compile_ops)
