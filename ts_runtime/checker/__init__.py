@@ -13,6 +13,7 @@ interleaving is in `Diagnostic.trace`.
     state.py     canonical state tuples and held-access transitions
     reduce.py    partial-order reduction and task symmetry
     explore.py   the BFS
+    linear.py    runs whose reduced search is one path, walked without compiling Ops
     timeline.py  timelines and the printed report
 
 See docs/checker.md for the algorithm and why the bounds used are sufficient.

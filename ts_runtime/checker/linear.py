@@ -30,6 +30,7 @@ from typing import List, Optional
 
 from .compile import CompileContext, _expand_positions
 from .explore import RunResult
+from .state import Layout
 from .program import PDL_LAUNCH, PDL_WAIT, Program, _ConsumerWork, _GROUP, _PDL_LAUNCH_KIND, \
     _PDL_WAIT_KIND, _ProducerWork, _ROLE_IDS, effect_info
 
@@ -260,7 +261,6 @@ def _maybe_symmetric(kernel, lists) -> bool:
 
 def _program(ctx: CompileContext, variant, tiles: int, lists) -> Program:
     """The walked run's Program; its Ops are compiled on first use."""
-    from .state import Layout
     credits = ctx.credits
     kernel = ctx.kernel
     # only a one-task run can have a PDL step here (LinearContext.ok)
