@@ -116,7 +116,7 @@ class CompileContext:
             r = res[rid]
             if r.pipeline is not None and r.pipeline.pipeline_type is UNKNOWN:
                 raise Unknown(f"pipeline type of '{r.label}' is unknown")
-        self.tracked = {rid: tracked(r) for rid, r in res.items()}
+        self.tracked = credits._tracked     # rid -> tracked(resource), for every resource
         self.split = {rid: _split(r) for rid, r in res.items()}
 
         def ptype(rid):
@@ -125,13 +125,14 @@ class CompileContext:
 
         self.dma = {rid for rid in aliased if self.tracked[rid] and ptype(rid) in DMA_CONSUMERS}
         # completion waits: a task reading DMA resource S and producing Umma* resource R
-        self.sources_of: Dict[int, tuple] = {}
+        self.sources_of: Dict[int, tuple] = dict.fromkeys(range(len(tasks)), ())
         self.completion: set = set()
-        for ti, t in enumerate(tasks):
-            srcs = tuple(sorted(s for s in t.src if s in self.dma)) if self.dma else ()
-            self.sources_of[ti] = srcs
-            if srcs:
-                self.completion |= {r for r in t.dst if tracked(res.get(r)) and ptype(r) in COMPLETION_PRODUCERS}
+        if self.dma:
+            for ti, t in enumerate(tasks):
+                srcs = tuple(sorted(s for s in t.src if s in self.dma))
+                self.sources_of[ti] = srcs
+                if srcs:
+                    self.completion |= {r for r in t.dst if tracked(res.get(r)) and ptype(r) in COMPLETION_PRODUCERS}
         self.params: Dict[tuple, tuple] = {}
         self.aow: Dict[int, bool] = {}
         self._uses = None

@@ -253,6 +253,9 @@ class Variant:
         return "; ".join(parts)
 
 
+_PLAIN: dict = {}      # tiles -> the Variant of a kernel without opaque keys or skip_if
+
+
 def variants(kernel, *, tiles: int = 1, mixed_skip: bool = True) -> List[Variant]:
     """Every run of the exhaustive checker: opaque assignments x skip patterns.
 
@@ -260,9 +263,15 @@ def variants(kernel, *, tiles: int = 1, mixed_skip: bool = True) -> List[Variant
     patterns (persistent kernels only, `mixed_skip`).
     """
     keys = opaque_keys(kernel)
+    has_skip = any(t.lowered is not None and t.lowered.skip_if is not None for t in kernel.tasks)
+    if not keys and not has_skip:
+        # the one run of most kernels (Variants are immutable: one object serves every check)
+        v = _PLAIN.get(tiles)
+        if v is None:
+            v = _PLAIN[tiles] = Variant(0, skip=tuple([False] * tiles))
+        return [v]
     labels = tuple(_key_label(k) for k in keys)
     assigns = list(opaque_assignments(keys)) if keys else [None]
-    has_skip = any(t.lowered is not None and t.lowered.skip_if is not None for t in kernel.tasks)
     patterns = [tuple([False] * tiles)]
     if has_skip:
         patterns.append(tuple([True] * tiles))
