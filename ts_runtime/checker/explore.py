@@ -43,6 +43,8 @@ _bidx, _step, _pend, _launch = (attrgetter("bidx"), attrgetter("step"), attrgett
                                 attrgetter("launch"))
 
 DEADLOCK, RACE, PDL = "deadlock", "race", "pdl"
+# state.side_of by access code (PROD_HELD, PROD, PROD_C, CONS_HELD, CONS), for the race scan
+_SIDE = tuple(side_of(a) for a in range(5))
 
 
 @dataclass
@@ -204,20 +206,25 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
             items.append((p[0], p[1], p[2], i, p[3], True, False))
         out = []
         n = len(items)
-        for a in range(n):
+        for a in range(n - 1):
             xa = items[a]
+            ra, sa, aa, ta = xa[0], xa[1], xa[2], xa[3]
+            wa = aa in WRITES
+            side_a = _SIDE[aa]
             for b in range(a + 1, n):
                 xb = items[b]
-                if xa[3] == xb[3] or xa[0] == xb[0]:
+                if ta == xb[3] or ra == xb[0]:
                     continue
-                if xa[2] not in WRITES and xb[2] not in WRITES:
+                ab = xb[2]
+                if not wa and ab not in WRITES:
                     continue
-                if xa[1] != xb[1] and xa[1] != -1 and xb[1] != -1:
+                sb = xb[1]
+                if sa != sb and sa != -1 and sb != -1:
                     continue
-                ov = alias.get((xa[0], side_of(xa[2]), xb[0], side_of(xb[2])))
+                ov = alias.get((ra, side_a, xb[0], _SIDE[ab]))
                 if ov is None:
                     continue
-                w, o = (xa, xb) if xa[2] in WRITES else (xb, xa)
+                w, o = (xa, xb) if wa else (xb, xa)
                 key = (RACE, frozenset({(w[3], w[4], w[0], w[2]), (o[3], o[4], o[0], o[2])}))
                 out.append((key, w[3], o[3], {"writer": w, "other": o, "overlap": ov}))
         return tuple(out)

@@ -89,7 +89,9 @@ class LinearContext:
             elif kind is _PDL_LAUNCH_KIND and stage is _ProducerWork:
                 pdl = PDL_LAUNCH
             role = _ROLE_BY_ID.get(id(stage))
-            if role is not None and r.group is None and credits._tracked.get(rid) and \
+            if role is None:
+                row = (-1, (), (), 0, pdl, not pdl)      # no credit effect (a work call, a try_*)
+            elif r.group is None and credits._tracked.get(rid) and \
                     credits._participants(rid, stage) == 1:
                 # the common step, written out: one participant moves one credit of the
                 # resource's stage-0 pool (CreditModel._effect_of, then effect_info)
@@ -175,6 +177,7 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
     ns = [len(rows) for rows in lists]
     cur = [0] * T
     path: Optional[list] = [] if (witness or T == 1) else None
+    launch = False
     if T == 1:
         rows = lists[0]
         n = ns[0]
@@ -183,8 +186,10 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
         for pos, (b, simple, rounds, _, kind, _) in enumerate(rows):
             if b >= 0 and cred[b] <= 0:
                 return None          # a deadlock: the search reports it
-            if kind == PDL_LAUNCH and not pdl:
-                return None          # a launch before any wait: the search reports it
+            if kind == PDL_LAUNCH:
+                if not pdl:
+                    return None      # a launch before any wait: the search reports it
+                launch = True
             for k, d in simple:
                 cred[k] += d
             for k, m, p, d in rounds:
@@ -234,7 +239,7 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
                 return None
             if deadline is not None and explored % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
                 return None
-    prog = _program(ctx, variant, tiles, lists)
+    prog = _program(ctx, variant, tiles, lists, launch)
     result = RunResult(prog, max_states=max_states)
     result.states = explored
     result.complete_states = 1
@@ -270,12 +275,10 @@ def _maybe_symmetric(kernel, lists) -> bool:
     return False
 
 
-def _program(ctx: CompileContext, variant, tiles: int, lists) -> Program:
+def _program(ctx: CompileContext, variant, tiles: int, lists, has_launch: bool) -> Program:
     """The walked run's Program; its Ops are compiled on first use."""
     credits = ctx.credits
     kernel = ctx.kernel
-    # only a one-task run can have a PDL step here (LinearContext.ok)
-    has_launch = len(lists) == 1 and any(row[4] == PDL_LAUNCH for row in lists[0])
 
     def compile_ops() -> List[list]:
         return [ctx.task(ti, variant, tiles)[0] for ti in range(len(kernel.tasks))]

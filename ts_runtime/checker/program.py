@@ -259,14 +259,26 @@ def alias_table(kernel) -> Tuple[Dict[tuple, tuple], List[tuple]]:
     res = [r for r in kernel.resources.values() if r.kind is not _GROUP and (r.smem or r.tmem)]
     table: Dict[tuple, tuple] = {}
     pairs = []
+    if len(res) < 2:
+        return table, pairs
+    whole = [_ranges(r, None) for r in res]
+    sides: Dict[tuple, List[tuple]] = {}     # (rid, side) -> ranges, made for overlapping pairs
+
+    def ranges(r, side):
+        got = sides.get((r.rid, side))
+        if got is None:
+            got = sides[(r.rid, side)] = _ranges(r, side)
+        return got
+
     for i, a in enumerate(res):
-        for b in res[i + 1:]:
-            if _overlap(_ranges(a, None), _ranges(b, None)) is None:
+        for j in range(i + 1, len(res)):
+            b = res[j]
+            if _overlap(whole[i], whole[j]) is None:
                 continue
             pairs.append((a.rid, b.rid))
             for sa in ("producer", "consumer"):
                 for sb in ("producer", "consumer"):
-                    ov = _overlap(_ranges(a, sa), _ranges(b, sb))
+                    ov = _overlap(ranges(a, sa), ranges(b, sb))
                     if ov is not None:
                         table[(a.rid, sa, b.rid, sb)] = ov
                         table[(b.rid, sb, a.rid, sa)] = ov
