@@ -128,7 +128,8 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     progs: List[object] = []
     try:
         ctx = CompileContext(kernel)
-        plan = [(T, v) for T in counts for v in variants(kernel, tiles=T, mixed_skip=mixed_skip)]
+        keys = list(dict.fromkeys(k for task_keys in ctx.opaque for k in task_keys))   # = opaque_keys(kernel)
+        plan = [(T, v) for T in counts for v in variants(kernel, tiles=T, mixed_skip=mixed_skip, keys=keys)]
         # runs whose reduced search is one path are walked (linear.py); the others are
         # compiled up front, so that an unknown value stops the check before any search
         lin = LinearContext(ctx) if reduce and symmetry and linear else None

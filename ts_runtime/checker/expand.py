@@ -256,13 +256,15 @@ class Variant:
 _PLAIN: dict = {}      # tiles -> the Variant of a kernel without opaque keys or skip_if
 
 
-def variants(kernel, *, tiles: int = 1, mixed_skip: bool = True) -> List[Variant]:
+def variants(kernel, *, tiles: int = 1, mixed_skip: bool = True, keys: Optional[list] = None) -> List[Variant]:
     """Every run of the exhaustive checker: opaque assignments x skip patterns.
 
     Order: all-normal tiles first (each assignment), then all-skipped, then mixed
-    patterns (persistent kernels only, `mixed_skip`).
+    patterns (persistent kernels only, `mixed_skip`). `keys`: `opaque_keys(kernel)`
+    when the caller has them.
     """
-    keys = opaque_keys(kernel)
+    if keys is None:
+        keys = opaque_keys(kernel)
     has_skip = any(t.lowered is not None and t.lowered.skip_if is not None for t in kernel.tasks)
     if not keys and not has_skip:
         # the one run of most kernels (Variants are immutable: one object serves every check)
