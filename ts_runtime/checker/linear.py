@@ -47,8 +47,9 @@ class LinearContext:
     A row is (pool it blocks on or -1, single-participant moves ((pool, delta), ...),
     shared rounds ((counter, n, pool, delta), ...), mask of pools it decrements, PDL kind,
     whether it trails the step before it (explore.MacroSteps)); a split work call gives
-    two equal rows. `ok` is False when the kernel cannot have a single-path run: an
-    aliased resource, or a PDL resource with more than one task."""
+    two equal rows. `ok` is False when the kernel cannot have a single-path run (an
+    aliased resource, or a PDL resource with more than one task) or is unlikely to (two
+    tasks listing one pipeline on one side)."""
 
     def __init__(self, ctx: CompileContext):
         self.ctx = ctx
@@ -58,6 +59,12 @@ class LinearContext:
         if self.ok and self.T > 1:
             self.ok = not any(r.kind is _PDL_WAIT_KIND or r.kind is _PDL_LAUNCH_KIND
                               for r in ctx.res.values())
+            if self.ok:
+                # two tasks listing one pipeline on the same side (two consumer warpgroups
+                # of one accumulator) are, nearly always, two takers of one of its pools:
+                # not worth making rows for (the run's own test is `walk_run`'s)
+                producers, consumers = ctx.credits._listing
+                self.ok = all(n < 2 for n in producers.values()) and all(n < 2 for n in consumers.values())
         self._rows: list = [None] * self.T       # per task: rows per entry position (None: not made)
         self._lists: dict = {}                   # ctx.task key -> (rows, decrement mask) or None
         self._by_pair: dict = {}                 # (resource, id of stage) -> rows or None
