@@ -27,7 +27,8 @@ the oracle does). `TaskManager.__init__` of each implementation is wrapped so th
 program's own `TaskManager(...)` call runs with `exhaustive_deadlock_race_check` and
 `verbose` forced, and only the constructor is timed. Checker time = median constructor
 time with the check on minus the median with it off (the other rules cancel out).
-Times are CPU seconds of this process (`time.process_time`), which a shared machine
+The timed runs of ts and the reference alternate (`measure_pair`), so that both medians
+come from the same stretch of time of a shared machine. Times are CPU seconds of this process (`time.process_time`), which a shared machine
 inflates less than wall-clock; the wall-clock ratio is printed too. The repeated runs
 are made without the CPU-time limit: an armed ITIMER_PROF makes Linux sample the process
 CPU clock at scheduler ticks (4 ms steps), which quantised the sub-millisecond times.
@@ -753,11 +754,12 @@ def _ts_first_finding():
         chk.check_kernel = full
 
 
-def measure(impl: Implementation, module, kwargs: dict, limit: Optional[float],
-            budget: float = 0.5) -> Measure:
+def _start(impl: Implementation, module, kwargs: dict, limit: Optional[float], budget: float) -> tuple:
+    """The first run of one implementation (verbose for the reference, for its state
+    counts): states and verdict. Returns (Measure, whether ts rejected the program, the
+    number of timed on/off runs still to make; 0 when the first run settled it)."""
     m = Measure()
     is_ref = impl.name == "ref"
-    gc.collect()      # once per program: a full collection costs ~0.1 s with cutlass loaded
     first = impl.run(module, kwargs, check=True, verbose=is_ref, limit=limit)
     if is_ref:
         _ref_states(first, m)
@@ -769,7 +771,7 @@ def measure(impl: Implementation, module, kwargs: dict, limit: Optional[float],
     m.interrupted = first.interrupted
     if first.interrupted:
         m.complete = False
-        return m
+        return m, False, 0
     rejected = not is_ref and not m.verdict.startswith("ok")
     if first.cpu >= LONG_RUN:
         # one timed run: the first (verbose) one, against baselines with the same verbosity
@@ -781,23 +783,43 @@ def measure(impl: Implementation, module, kwargs: dict, limit: Optional[float],
         if rejected:
             with _ts_first_finding():
                 m.first = impl.run(module, kwargs, check=True).check_cpu
-        return m
-    n = max(5, min(15, int(budget / max(first.cpu, 1e-3))))
-    on, off = [], []
+        return m, rejected, 0
+    # sub-millisecond checks of a shared machine vary from run to run: their medians are
+    # taken over more runs
+    return m, rejected, max(5, min(31, int(budget / max(first.cpu, 1e-3))))
+
+
+def measure_pair(ts: Implementation, ref: Implementation, ts_module, ref_module, kwargs: dict,
+                 limit: Optional[float], budget: float = 1.0) -> tuple:
+    """(ts Measure, reference Measure) of one program. The timed runs of the two
+    implementations alternate (ts off, ts on, reference off, reference on, ...), so that
+    both medians are taken over the same stretch of time of this shared machine: its load
+    changes from second to second, and separate stretches had moved sub-millisecond
+    ratios by up to 2x between runs of the benchmark."""
+    gc.collect()      # once per program: a full collection costs ~0.1 s with cutlass loaded
+    sides = []
+    for impl, module in ((ts, ts_module), (ref, ref_module)):
+        m, rejected, n = _start(impl, module, kwargs, limit, budget)
+        sides.append((impl, module, m, rejected, n, [], []))
     # No CPU-time limit on these runs: the first one finished in under LONG_RUN, and an
     # armed ITIMER_PROF makes Linux sample the process CPU clock at scheduler ticks (4 ms
     # steps), which would quantise every time measured here.
-    for _ in range(n):
-        off.append(impl.run(module, kwargs, check=False))
-        on.append(impl.run(module, kwargs, check=True))
-    m.cpu = statistics.median(r.cpu for r in on) - statistics.median(r.cpu for r in off)
-    m.wall = statistics.median(r.wall for r in on) - statistics.median(r.wall for r in off)
-    m.check = statistics.median(r.check_cpu for r in on)
-    m.repeats = n
-    if rejected:
-        with _ts_first_finding():
-            m.first = statistics.median(impl.run(module, kwargs, check=True).check_cpu for _ in range(n))
-    return m
+    for k in range(max(side[4] for side in sides)):
+        for impl, module, m, rejected, n, on, off in sides:
+            if k < n:
+                off.append(impl.run(module, kwargs, check=False))
+                on.append(impl.run(module, kwargs, check=True))
+    for impl, module, m, rejected, n, on, off in sides:
+        if not n:
+            continue
+        m.cpu = statistics.median(r.cpu for r in on) - statistics.median(r.cpu for r in off)
+        m.wall = statistics.median(r.wall for r in on) - statistics.median(r.wall for r in off)
+        m.check = statistics.median(r.check_cpu for r in on)
+        m.repeats = n
+        if rejected:
+            with _ts_first_finding():
+                m.first = statistics.median(impl.run(module, kwargs, check=True).check_cpu for _ in range(n))
+    return sides[0][2], sides[1][2]
 
 
 def _fmt_s(x: float, interrupted: bool = False, limit: Optional[float] = None) -> str:
@@ -848,8 +870,7 @@ def compare_with_reference(progs: Optional[List[Program]] = None, *, ref_limit: 
                              limit=ref_limit)
             for prog in progs:
                 mods = {impl.name: impl.load(prog.source, tmp, prog.name) for impl in (ts, ref)}
-                mt = measure(ts, mods["ts"], prog.kwargs, limit=ref_limit)
-                mr = measure(ref, mods["ref"], prog.kwargs, limit=ref_limit)
+                mt, mr = measure_pair(ts, ref, mods["ts"], mods["ref"], prog.kwargs, limit=ref_limit)
                 ratio = _safe_ratio(mr, mt, "cpu")
                 ratio_wall = _safe_ratio(mr, mt, "wall")
                 ratio_check = _check_ratio(mr.check, mt.check, mr)
@@ -1028,7 +1049,8 @@ def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, arg
     out += ["", "## How to read it", "",
             "- *ts s* / *ref s*: CPU seconds of the exhaustive check alone, measured the same way for "
             "both: median CPU time of the program's `TaskManager(...)` with "
-            "`exhaustive_deadlock_race_check=True` minus the median with `False` (5-15 runs each; one "
+            "`exhaustive_deadlock_race_check=True` minus the median with `False` (5-31 runs each, more for shorter programs, ts's and the "
+            "reference's runs alternating; one "
             f"timed run when the check takes more than {LONG_RUN:g} CPU s). Differences under 1 ms are "
             "noise; *<0.001* marks them. The repeated runs are made without the CPU-time limit: an armed "
             "ITIMER_PROF makes Linux advance the process CPU clock in 4 ms scheduler ticks, which had "
