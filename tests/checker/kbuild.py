@@ -204,6 +204,26 @@ class KernelBuilder:
 
 
 # ----------------------------------------------------------------------------- shapes
+PRODUCER_OPS = ("acquire", "producer_work", "commit")
+CONSUMER_OPS = ("wait", "consumer_work", "release")
+
+
+def sides(mine) -> tuple:
+    """(src, dst) of a task given its (pipe, "P" | "C") roles (random-kernel generators)."""
+    return [p for p, r in mine if r == "C"], [p for p, r in mine if r == "P"]
+
+
+def guarded(t, flat, guard=None) -> None:
+    """Records `flat` ((resource, op) pairs) where `t` is (a loop body), the first one under
+    `t.first()` / `t.last()` when `guard` is "first" / "last"."""
+    for j, (res, o) in enumerate(flat):
+        if guard and j == 0:
+            with (t.first() if guard == "first" else t.last()):
+                t.op(res, o)
+        else:
+            t.op(res, o)
+
+
 def producer(kb, name, buf, n, src=None, extra_commit=False, start=0, step=1):
     """A task that fills `buf` n times (src: an unpipelined input it reads first)."""
     with kb.task(name, src=[src] if src else [], dst=[buf]) as t:

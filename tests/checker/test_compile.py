@@ -5,7 +5,7 @@ a task whose list is the same in two runs once, equal steps as one Op. That must
 exactly the ops a fresh compilation of each run gives. The search stores an interned id
 for the held tuple; findings and the printout must show the held entries themselves.
 """
-from kbuild import KernelBuilder
+from kbuild import CONSUMER_OPS, PRODUCER_OPS, KernelBuilder, guarded, sides
 from test_races import two_pairs
 from test_variants import opaque_kernel, skip_kernel
 from ts_runtime.checker import check_kernel
@@ -96,23 +96,17 @@ def long_loop_kernels(draw):
         roles.setdefault(cons, []).append((p, "C"))
     for ti in range(n_tasks):
         mine = roles.get(ti, [])
-        src = [p for p, r in mine if r == "C"]
-        dst = [p for p, r in mine if r == "P"]
+        src, dst = sides(mine)
         flat = []
         for p, r in mine:
-            seq = ["acquire", "producer_work", "commit"] if r == "P" else ["wait", "consumer_work", "release"]
+            seq = list(PRODUCER_OPS if r == "P" else CONSUMER_OPS)
             if draw(st.integers(0, 5)) == 0:
                 seq.insert(1, seq[1])          # a second work call on one stage
             flat.extend((p, o) for o in seq)
         guard = draw(st.sampled_from([None, None, "first", "last"])) if flat else None
         with kb.task(f"T{ti}", src=src, dst=dst) as t:
             with t.loop(draw(st.sampled_from([n, n + 1]))):
-                for j, (res, o) in enumerate(flat):
-                    if guard and j == 0:
-                        with (t.first() if guard == "first" else t.last()):
-                            t.op(res, o)
-                    else:
-                        t.op(res, o)
+                guarded(t, flat, guard)
     if draw(st.integers(0, 3)) == 0:
         # a task with only unpipelined work: every iteration's Ops are the first one's
         u = kb.plain("u")

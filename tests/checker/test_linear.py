@@ -9,7 +9,7 @@ PDL barriers; every kernel is checked with the walk and with every run searched.
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kbuild import KernelBuilder, pair
+from kbuild import CONSUMER_OPS, PRODUCER_OPS, KernelBuilder, guarded, pair, sides
 from test_reduction import kernels as mixed_kernels
 from test_single_task import one_task_kernels
 from ts_runtime.checker import check_kernel
@@ -42,12 +42,10 @@ def chain_kernels(draw):
             roles.setdefault(draw(st.integers(0, n_tasks - 1)), []).append((p, "C"))
     for ti in range(n_tasks):
         mine = roles.get(ti, [])
-        src = [p for p, r in mine if r == "C"]
-        dst = [p for p, r in mine if r == "P"]
+        src, dst = sides(mine)
         seqs = []
         for p, r in mine:
-            seq = [(p, o) for o in (["acquire", "producer_work", "commit"] if r == "P"
-                                    else ["wait", "consumer_work", "release"])]
+            seq = [(p, o) for o in (PRODUCER_OPS if r == "P" else CONSUMER_OPS)]
             if draw(st.integers(0, 7)) == 0:
                 op = seq.pop(draw(st.integers(0, len(seq) - 1)))
                 if draw(st.booleans()):
@@ -64,12 +62,7 @@ def chain_kernels(draw):
         guard = draw(st.sampled_from([None, "first", "last"])) if flat else None
         with kb.task(f"T{ti}", src=src, dst=dst) as t:
             with t.loop(draw(st.integers(0, 4))):
-                for j, (res, o) in enumerate(flat):
-                    if guard and j == 0:
-                        with (t.first() if guard == "first" else t.last()):
-                            t.op(res, o)
-                    else:
-                        t.op(res, o)
+                guarded(t, flat, guard)
     return kb.build()
 
 

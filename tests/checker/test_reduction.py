@@ -7,13 +7,11 @@ and symmetry and once naively; the findings (code, line, related lines) must be 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kbuild import KernelBuilder
+from kbuild import CONSUMER_OPS, PRODUCER_OPS, KernelBuilder, guarded, sides
 from ts_runtime.checker import check_kernel
 from ts_runtime.enums import PipelineType
 
 TYPES = [PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync, PipelineType.TmaUmma]
-PROD_OPS = ["acquire", "producer_work", "commit"]
-CONS_OPS = ["wait", "consumer_work", "release"]
 
 
 @st.composite
@@ -44,11 +42,10 @@ def kernels(draw):
     mirror = draw(st.booleans())      # a second task running the same schedule (symmetry)
     for ti in range(n_tasks):
         mine = roles.get(ti, [])
-        src = [p for p, r in mine if r == "C"]
-        dst = [p for p, r in mine if r == "P"]
+        src, dst = sides(mine)
         ops = []
         for p, r in mine:
-            seq = list(PROD_OPS if r == "P" else CONS_OPS)
+            seq = list(PRODUCER_OPS if r == "P" else CONSUMER_OPS)
             if draw(st.integers(0, 6)) == 0:
                 del seq[draw(st.integers(0, len(seq) - 1))]
             ops.append([(p, o) for o in seq])
@@ -77,12 +74,7 @@ def kernels(draw):
             for res, o in head:
                 t.op(res, o)
             with t.loop(n):
-                for j, (res, o) in enumerate(flat):
-                    if guard and j == 0:
-                        with (t.first() if guard == "first" else t.last()):
-                            t.op(res, o)
-                    else:
-                        t.op(res, o)
+                guarded(t, flat, guard)
             for res, o in tail:
                 t.op(res, o)
         if mirror and ti == n_tasks - 1:

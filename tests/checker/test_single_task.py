@@ -6,7 +6,7 @@ caps that cut the walk short)."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kbuild import KernelBuilder
+from kbuild import KernelBuilder, guarded
 from ts_runtime.checker.expand import variants
 from ts_runtime.checker.explore import explore
 from ts_runtime.checker.compile import CompileContext, compile_program
@@ -47,12 +47,7 @@ def one_task_kernels(draw):
         for res, o in head:
             t.op(res, o)
         with t.loop(draw(st.integers(0, 4))):
-            for j, (res, o) in enumerate(flat):
-                if guard and j == 0:
-                    with (t.first() if guard == "first" else t.last()):
-                        t.op(res, o)
-                else:
-                    t.op(res, o)
+            guarded(t, flat, guard)
         for res, o in tail:
             t.op(res, o)
     return kb.build()
