@@ -185,67 +185,51 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
     cur = [0] * T
     path: Optional[list] = [] if (witness or T == 1) else None
     launch = False
-    if T == 1:
-        rows = lists[0]
-        n = ns[0]
-        if n + 1 > max_states:
-            return None
-        for pos, (b, simple, rounds, _, kind, _) in enumerate(rows):
-            if b >= 0 and cred[b] <= 0:
+    # a one-task run is walked step by step (explore._explore_one), a longer one by
+    # macro-steps (explore.MacroSteps): a step and the trailing steps after it
+    macro = T > 1
+    live = [i for i in range(T) if ns[i]]
+    explored = 1
+    while True:
+        for i in live:
+            c = cur[i]
+            if c < ns[i]:
+                b = lists[i][c][0]
+                if b < 0 or cred[b] > 0:
+                    break
+        else:
+            if any(cur[i] < ns[i] for i in live):
                 return None          # a deadlock: the search reports it
-            if kind == PDL_LAUNCH:
-                if not pdl:
-                    return None      # a launch before any wait: the search reports it
-                launch = True
-            for k, d in simple:
-                cred[k] += d
-            for k, m, p, d in rounds:
-                v = tot[k] = (tot[k] + 1) % m
-                if v == 0:
-                    cred[p] += d
-            if kind == PDL_WAIT:
-                pdl = 1
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        cur[0] = n
-        explored = n + 1
-        path = [(0, p) for p in range(n)]
-    else:
-        live = [i for i in range(T) if ns[i]]
-        explored = 1
-        while True:
-            for i in live:
-                c = cur[i]
-                if c < ns[i]:
-                    b = lists[i][c][0]
-                    if b < 0 or cred[b] > 0:
-                        break
-            else:
-                if any(cur[i] < ns[i] for i in live):
-                    return None      # a deadlock: the search reports it
-                break
-            rows = lists[i]
+            break
+        rows = lists[i]
+        _, simple, rounds, _, kind, _ = rows[c]
+        if kind == PDL_LAUNCH:       # (one-task runs only: LinearContext.ok)
+            if not pdl:
+                return None          # a launch before any wait: the search reports it
+            launch = True
+        for k, d in simple:
+            cred[k] += d
+        for k, m, p, d in rounds:
+            v = tot[k] = (tot[k] + 1) % m
+            if v == 0:
+                cred[p] += d
+        if kind == PDL_WAIT:
+            pdl = 1
+        nxt = c + 1
+        if macro:
             n = ns[i]
-            _, simple, rounds, _, _, _ = rows[c]
-            for k, d in simple:
-                cred[k] += d
-            for k, m, p, d in rounds:
-                v = tot[k] = (tot[k] + 1) % m
-                if v == 0:
-                    cred[p] += d
-            nxt = c + 1
             while nxt < n and rows[nxt][5]:
                 for k, d in rows[nxt][1]:
                     cred[k] += d
                 nxt += 1
-            if path is not None:
-                path.extend((i, p) for p in range(c, nxt))
-            cur[i] = nxt
-            explored += 1
-            if explored > max_states:
-                return None
-            if deadline is not None and explored % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
-                return None
+        if path is not None:
+            path.extend((i, p) for p in range(c, nxt))
+        cur[i] = nxt
+        explored += 1
+        if explored > max_states:
+            return None
+        if deadline is not None and explored % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+            return None
     prog = _program(ctx, variant, tiles, lists, launch)
     result = RunResult(prog, max_states=max_states)
     result.states = explored
