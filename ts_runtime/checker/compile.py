@@ -159,17 +159,22 @@ class CompileContext:
             p = self.params[key] = _cursor_params(self.kernel, self.kernel.tasks[ti], rid, ti, self.credits, aow)
         return _Cursors(p)
 
-    def task(self, ti: int, variant: Variant, tiles: int) -> tuple:
-        """(ops, whether one is a PDL launch) of task `ti` in one run (memoised per
-        distinct list)."""
+    def list_key(self, ti: int, variant: Variant, tiles: int) -> tuple:
+        """(key, lowered schedule, skip pattern) of task `ti`'s list in one run: runs with
+        the same key run the same list (its skip pattern matters only with a `skip_if`,
+        the assignment only on the opaque keys its guards use)."""
         low = self.kernel.tasks[ti].lowered
         skip = tuple(variant.skip) if low is not None and low.skip_if is not None else ()
         opaque = self.opaque[ti]
         if opaque:
             assign = variant.assignment or {}
-            key = (ti, tiles, skip, tuple(bool(assign.get(k, False)) for k in opaque))
-        else:
-            key = (ti, tiles, skip)
+            return (ti, tiles, skip, tuple(bool(assign.get(k, False)) for k in opaque)), low, skip
+        return (ti, tiles, skip), low, skip
+
+    def task(self, ti: int, variant: Variant, tiles: int) -> tuple:
+        """(ops, whether one is a PDL launch) of task `ti` in one run (memoised per
+        distinct list)."""
+        key, low, skip = self.list_key(ti, variant, tiles)
         hit = self._memo.get(key)
         if hit is None:
             if low is None:

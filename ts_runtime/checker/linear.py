@@ -119,14 +119,7 @@ class LinearContext:
         """(rows, decrement mask) of task `ti`'s list in one run, or None (see
         `_entry_rows`); memoised per distinct list, like CompileContext.task."""
         ctx = self.ctx
-        low = ctx.kernel.tasks[ti].lowered
-        skip = tuple(variant.skip) if low is not None and low.skip_if is not None else ()
-        opaque = ctx.opaque[ti]
-        if opaque:
-            assign = variant.assignment or {}
-            key = (ti, tiles, skip, tuple(bool(assign.get(k, False)) for k in opaque))
-        else:
-            key = (ti, tiles, skip)
+        key, low, skip = ctx.list_key(ti, variant, tiles)
         if key in self._lists:
             return self._lists[key]
         out = None
