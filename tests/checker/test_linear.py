@@ -4,8 +4,11 @@ shortest complete run, and every finding and limit must still come from the sear
 
 Random kernels: chains of pipelines (no aliasing) with one or several producers and
 consumers per pipeline, unpipelined work, guards, loops, one-task kernels with
-PDL barriers; every kernel is checked with the walk and with every run searched.
+PDL barriers, persistent kernels with skipped tiles (2, 3 and "auto" tiles); every kernel
+is checked with the walk and with every run searched.
 """
+import contextlib
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,3 +144,33 @@ def test_a_deadlock_is_reported_by_the_search():
     assert _walks(k) == [None]
     result = same(k)
     assert result.codes == ["TS801"]
+
+
+@st.composite
+def persistent_kernels(draw):
+    """A producer and a consumer of one or two pipelines inside a work-tile loop, with a
+    `skip_if`, parts of the per-tile list marked skippable (or not, a skipped-tile
+    defect), and the queue's own ops in every task's per-tile tail."""
+    kb = KernelBuilder()
+    wq = kb.work_queue()
+    pipes = [kb.pipe(f"p{i}", stages=draw(st.integers(1, 3)), ptype=draw(st.sampled_from(TYPES)))
+             for i in range(draw(st.integers(1, 2)))]
+    skip = draw(st.booleans())
+    for name, side in (("Prod", "P"), ("Cons", "C")):
+        ops = [(p, o) for p in pipes for o in (PRODUCER_OPS if side == "P" else CONSUMER_OPS)]
+        cut = draw(st.integers(0, len(ops)))          # ops[cut:] run outside skippable()
+        src, dst = ([wq], pipes) if side == "P" else ([wq] + pipes, [])
+        with kb.task(name, src=src, dst=dst) as t:
+            with t.work_tiles(wq, skip=skip):
+                with t.skippable() if skip else contextlib.nullcontext():
+                    with t.loop(draw(st.integers(0, 3))):
+                        guarded(t, ops[:cut], draw(st.sampled_from([None, "first", "last"])))
+                guarded(t, ops[cut:])
+                t.ops(wq, "try_wait", "wait", "get_and_advance_work_tile", "release")
+    return kb.build()
+
+
+@settings(**SETTINGS)
+@given(persistent_kernels(), st.sampled_from([2, 3, "auto"]), st.booleans())
+def test_walk_matches_search_on_persistent_kernels(k, tiles, witness):
+    same(k, tiles=tiles, witness=witness)
