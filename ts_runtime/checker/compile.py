@@ -22,8 +22,6 @@ from .expand import IterationCount, Variant, expand_task, iteration_count
 from .program import (  # noqa: F401  (the step classes and stage constants compile reads)
     COMPLETION_PRODUCERS,
     DMA_CONSUMERS,
-    PDL_LAUNCH,
-    PDL_WAIT,
     Op,
     Program,
     _Always,
@@ -40,8 +38,6 @@ from .program import (  # noqa: F401  (the step classes and stage constants comp
     _G_WAIT,
     _Merge,
     _OTHER,
-    _PDL_LAUNCH_KIND,
-    _PDL_WAIT_KIND,
     _ProducerAcquire,
     _ProducerCommit,
     _ProducerWork,
@@ -55,6 +51,7 @@ from .program import (  # noqa: F401  (the step classes and stage constants comp
     _stage_uses,
     alias_table,
     effect_info,
+    pdl_kind,
 )
 from .state import ACQ, CLEAR, CONS, CWORK, PROD, PROD_C, PWORK, REL, TAG, UWORK, WAIT, Layout
 
@@ -201,12 +198,8 @@ class CompileContext:
         res = self.res
         rid, stage = e.resource, e.stage
         r = res[rid]
-        pdl = 0
         kind = r.kind
-        if kind is _PDL_WAIT_KIND and stage is _ConsumerWork:
-            pdl = PDL_WAIT
-        elif kind is _PDL_LAUNCH_KIND and stage is _ProducerWork:
-            pdl = PDL_LAUNCH
+        pdl = pdl_kind(kind, stage)
         members = ()
         if kind is _GROUP:
             mode = r.group_mode

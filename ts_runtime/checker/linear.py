@@ -29,11 +29,10 @@ import time
 from typing import List, Optional
 
 from .compile import CompileContext, _expand_positions
-from .credits import _ROLE_BY_ID
 from .explore import RunResult
 from .state import Layout
 from .program import PDL_LAUNCH, PDL_WAIT, Program, _ConsumerWork, _GROUP, _PDL_LAUNCH_KIND, \
-    _PDL_WAIT_KIND, _ProducerWork, _ROLE_IDS, effect_info
+    _PDL_WAIT_KIND, _ProducerWork, _ROLE_IDS, effect_info, pdl_kind
 
 __all__ = ["walk_run", "LinearContext"]
 
@@ -90,26 +89,9 @@ class LinearContext:
             pass
         else:
             kind = r.kind
-            pdl = 0
-            if kind is _PDL_WAIT_KIND and stage is _ConsumerWork:
-                pdl = PDL_WAIT
-            elif kind is _PDL_LAUNCH_KIND and stage is _ProducerWork:
-                pdl = PDL_LAUNCH
-            role = _ROLE_BY_ID.get(id(stage))
-            if role is None:
-                row = (-1, (), (), 0, pdl, not pdl)      # no credit effect (a work call, a try_*)
-            elif r.group is None and credits._tracked.get(rid) and \
-                    credits._participants(rid, stage) == 1:
-                # the common step, written out: one participant moves one credit of the
-                # resource's stage-0 pool (CreditModel._effect_of, then effect_info)
-                _, pool_kind, delta, blocking = role
-                pool = credits.pool(rid, 0, pool_kind)
-                row = (pool if blocking else -1, ((pool, delta),), (), (1 << pool) if delta < 0 else 0, pdl,
-                       not blocking and not pdl)
-            else:
-                block, simple, rounds, dmask = effect_info(credits.fixed_effect(ti, rid, stage), 0, 0)
-                trail = block < 0 and not rounds and not pdl and dmask == 0
-                row = (block, simple, rounds, dmask, pdl, trail)
+            pdl = pdl_kind(kind, stage)
+            block, simple, rounds, dmask = effect_info(credits.fixed_effect(ti, rid, stage), 0, 0)
+            row = (block, simple, rounds, dmask, pdl, block < 0 and not rounds and not pdl and dmask == 0)
             split = kind is not _GROUP and (stage is _ConsumerWork or stage is _ProducerWork) and ctx.split[rid]
             rows = (row, row) if split else (row,)
         self._by_pair[key] = rows

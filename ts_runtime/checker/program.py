@@ -151,6 +151,16 @@ class Op:
         return sig
 
 
+def pdl_kind(kind, stage) -> int:
+    """PDL_WAIT for a PdlWaitBarrier's work call (`wait_griddep`), PDL_LAUNCH for a
+    PdlLaunchBarrier's (`launch_griddep`), else 0."""
+    if kind is _PDL_WAIT_KIND and stage is _ConsumerWork:
+        return PDL_WAIT
+    if kind is _PDL_LAUNCH_KIND and stage is _ProducerWork:
+        return PDL_LAUNCH
+    return 0
+
+
 def effect_info(eff, coff: int, toff: int) -> tuple:
     """(state index of the pool it blocks on or -1, ((index, delta), ...) of single-
     participant moves, ((total index, n, credit index, delta), ...) of shared rounds, mask
