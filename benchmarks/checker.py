@@ -1073,7 +1073,9 @@ def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, arg
             "reports every distinct finding and so explores the rest of the state space; *ratio (first)* = "
             "ref check s / ts first s compares like with like.",
             "- *ts states*: states in ts's visited sets, summed over variants (skip patterns, opaque "
-            "assignments), after partial-order and symmetry reduction; 0 for a kernel with nothing to "
+            "assignments), after partial-order and symmetry reduction, or on the one path walked for a "
+            "single-path run or an aliased run decided by its happens-before order (docs/checker.md §4); "
+            "0 for a kernel with nothing to "
             "explore (no pipelined, grouped or PDL resource and no aliased memory: docs/checker.md §3). "
             "*ref states*: the "
             "reference's \"BFS complete: N states explored\" lines (verbose printout), summed. "

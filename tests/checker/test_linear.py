@@ -79,8 +79,9 @@ def summary(result):
 
 
 def same(k, **kw):
-    walked = check_kernel(k, **kw)
-    searched = check_kernel(k, linear=False, **kw)
+    # aliased runs are left to the search on both sides (test_causal.py compares those)
+    walked = check_kernel(k, causal=False, **kw)
+    searched = check_kernel(k, linear=False, causal=False, **kw)
     assert summary(walked) == summary(searched)
     return walked
 

@@ -14,6 +14,7 @@ interleaving is in `Diagnostic.trace`.
     reduce.py    partial-order reduction and task symmetry
     explore.py   the BFS
     linear.py    runs whose reduced search is one path, walked without compiling Ops
+    causal.py    aliased runs proved race-free by one walk and its happens-before order
     timeline.py  timelines and the printed report
 
 See docs/checker.md for the algorithm and why the bounds used are sufficient.
@@ -30,6 +31,7 @@ from ..model.values import UNKNOWN
 from .expand import is_persistent_kernel, iteration_count, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore, resume_gc
 from .compile import CompileContext, compile_program
+from .causal import causal_run
 from .linear import LinearContext, walk_run
 from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
@@ -70,7 +72,8 @@ class CheckResult:
 def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[float] = None,
                  tiles=None, reduce: bool = True, symmetry: bool = True,
                  early_exit: bool = False, mixed_skip: bool = True,
-                 max_findings: int = 64, witness: Optional[bool] = None, linear: bool = True) -> CheckResult:
+                 max_findings: int = 64, witness: Optional[bool] = None, linear: bool = True,
+                 causal: bool = True) -> CheckResult:
     """Explores every interleaving of every variant of `kernel` (a KernelModel).
 
     max_states: cap per run (default `kernel.options.max_states`); timeout: seconds for
@@ -82,7 +85,9 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     not. witness: record the shortest run to a complete state for the verbose report
     (default: the kernel's `verbose` option; a finding's counterexample is always kept).
     linear: walk the runs whose reduced search is a single path without compiling them
-    (linear.py; False: search every run, for comparison tests).
+    (linear.py; False: search every run, for comparison tests). causal: decide the
+    aliased runs that one walk's happens-before order shows race-free without searching
+    them (causal.py; False: search them, for comparison tests).
     """
     # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:
@@ -90,13 +95,14 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
             witness = bool(getattr(kernel.options, "verbose", True))
         return _check_kernel(kernel, max_states=max_states, timeout=timeout, tiles=tiles, reduce=reduce,
                              symmetry=symmetry, early_exit=early_exit, mixed_skip=mixed_skip,
-                             max_findings=max_findings, witness=witness, linear=linear)
+                             max_findings=max_findings, witness=witness, linear=linear,
+                             causal=causal)
     finally:
         resume_gc()
 
 
 def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early_exit, mixed_skip,
-                  max_findings, witness=True, linear=True) -> CheckResult:
+                  max_findings, witness=True, linear=True, causal=True) -> CheckResult:
     t0 = time.perf_counter()
     opts = kernel.options
     max_states = max_states if max_states is not None else (getattr(opts, "max_states", None) or 1_000_000)
@@ -145,7 +151,10 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         if isinstance(item, RunResult):
             run = item
         else:
-            run = explore(item, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
+            # an aliased run shown race-free by its happens-before order (causal.py)
+            run = causal_run(item, max_states, deadline, witness) \
+                if item.aliased and reduce and symmetry and causal else None
+            run = run or explore(item, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
                           early_exit=early_exit, max_findings=max_findings, witness=witness)
         runs.append(run)
         result.states_explored += run.states

@@ -1,0 +1,190 @@
+"""Aliased runs decided by one walk's happens-before order (causal.py) get the search's
+verdict: whenever `causal_run` answers, the search of the same run finds no race and
+no deadlock, completes, and ends in the same complete state; and checks with and
+without it report the same diagnostics (every finding still comes from the search).
+
+Random kernels: GEMM-like chains of pipelines of every kind (a task drains one pipeline
+and fills the next, as a mainloop and an epilogue do) whose buffers may alias, with
+protocol mistakes now and then; and the reduction test's mixed kernels.
+"""
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from kbuild import KernelBuilder, codes, consumer, producer
+from test_reduction import kernels as mixed_kernels
+from ts_runtime.checker import check_kernel
+from ts_runtime.checker.causal import causal_run
+from ts_runtime.checker.compile import CompileContext, compile_program
+from ts_runtime.checker.expand import variants
+from ts_runtime.checker.explore import explore
+from ts_runtime.enums import PipelineType
+
+AA, AU, UA, TU, UU = (PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync,
+                      PipelineType.TmaUmma, PipelineType.UmmaUmma)
+SETTINGS = dict(max_examples=200, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+
+
+@st.composite
+def aliased_chains(draw):
+    """p0 -> T1 -> p1 -> ... -> pk: task 0 fills p0; task j drains p(j-1) (its mainloop)
+    and fills pj, inside the loop or after it (the tail); the last task drains pk. Buffers sit at
+    offsets that often overlap."""
+    kb = KernelBuilder()
+    n_pipes = draw(st.integers(2, 3))
+    pipes = []
+    for i in range(n_pipes):
+        smem = draw(st.sampled_from([None, [(0, 128)], [(64, 128)], [(0, 256)], [(512, 64)]]))
+        pipes.append(kb.pipe(f"p{i}", stages=draw(st.integers(1, 3)), smem=smem,
+                             ptype=draw(st.sampled_from([AA, AU, UA, TU, UU]))))
+    counts = [draw(st.integers(1, 4)) for _ in pipes]
+    mistakes = draw(st.integers(0, 3)) == 0
+
+    def seq(p, ops):
+        out = [(p, o) for o in ops]
+        if mistakes and draw(st.integers(0, 2)) == 0:
+            op = out.pop(draw(st.integers(0, len(out) - 1)))
+            if draw(st.booleans()):
+                out.insert(draw(st.integers(0, len(out))), op)
+        return out
+
+    with kb.task("T0", dst=[pipes[0]]) as t:
+        with t.loop(counts[0]):
+            for res, o in seq(pipes[0], ("acquire", "producer_work", "commit")):
+                t.op(res, o)
+    for j in range(1, n_pipes + 1):
+        src = pipes[j - 1]
+        dst = pipes[j] if j < n_pipes else None
+        inside = dst is not None and counts[j] == counts[j - 1] and draw(st.booleans())
+        with kb.task(f"T{j}", src=[src], dst=[dst] if dst is not None else []) as t:
+            with t.loop(counts[j - 1]):
+                for res, o in seq(src, ("wait", "consumer_work", "release")):
+                    t.op(res, o)
+                if inside:
+                    for res, o in seq(dst, ("acquire", "producer_work", "commit")):
+                        t.op(res, o)
+            if dst is not None and not inside:
+                # the epilogue: after the mainloop, in the schedule's tail
+                for _ in range(counts[j]):
+                    for res, o in seq(dst, ("acquire", "producer_work", "commit")):
+                        t.op(res, o)
+    return kb.build()
+
+
+def programs(k):
+    ctx = CompileContext(k)
+    return [compile_program(k, v, 1, ctx) for v in variants(k, tiles=1)]
+
+
+def agrees(k, note=None):
+    """causal_run's answers against the search, run by run; then whole checks. Returns
+    how many runs causal_run decided (`note`: hypothesis.event, to count them)."""
+    answered = 0
+    for prog in programs(k):
+        got = causal_run(prog, 1_000_000, None, True)
+        if got is None:
+            continue
+        answered += 1
+        searched = explore(prog, symmetry=False)
+        assert searched.finished and not searched.findings and searched.complete_states >= 1
+        assert got.complete_state == searched.complete_state
+        assert got.complete_states == 1 and got.states <= len(got.complete_path) + 1
+        assert sorted(got.complete_path) == sorted((i, c) for i, tops in enumerate(prog.ops)
+                                                   for c in range(len(tops)))
+    if note is not None:
+        note(f"runs decided by causal_run: {'some' if answered else 'none'}")
+    with_it = check_kernel(k, max_findings=10**6)
+    without = check_kernel(k, causal=False, max_findings=10**6)
+    assert with_it.complete == without.complete
+
+    def diags(r):
+        return [(d.code, d.message, d.range.line, [x.range.line for x in d.related],
+                 [(s.task, s.step, s.range.line) for s in d.trace]) for d in r.diagnostics]
+    assert diags(with_it) == diags(without)
+    return answered
+
+
+@settings(**SETTINGS)
+@given(aliased_chains())
+def test_causal_matches_search_on_aliased_chains(k):
+    agrees(k, event)
+
+
+@settings(**SETTINGS)
+@given(mixed_kernels())
+def test_causal_matches_search_on_mixed_kernels(k):
+    agrees(k, event)
+
+
+def _dma_chain(a_type, acc):
+    """P1 -> a -> T2 -> acc -> T3 -> b -> T4, with b aliasing a (test_races.dma_chain)."""
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=2, ptype=a_type, smem=[(0, 256)])
+    b = kb.pipe("b", stages=1, smem=[(0, 256)])
+    c = kb.pipe("c", stages=1, ptype=acc)
+    producer(kb, "P1", a, 3)
+    with kb.task("T2", src=[a], dst=[c]) as t2:
+        with t2.loop(3):
+            t2.ops(a, "wait", "consumer_work", "release")
+        t2.ops(c, "acquire", "producer_work", "commit")
+    with kb.task("T3", src=[c], dst=[b]) as t3:
+        with t3.loop(1):
+            t3.ops(c, "wait", "release")
+            t3.ops(b, "acquire", "producer_work", "commit")
+    consumer(kb, "T4", b, 1)
+    return kb.build()
+
+
+@pytest.mark.parametrize("a_type, acc, walked, searched", [(AA, AA, 23, 35), (AU, UA, 21, 29), (TU, UU, 21, 29)])
+def test_an_ordered_epilogue_over_the_mainloop_is_decided_by_one_walk(a_type, acc, walked, searched):
+    # the epilogue's buffer b aliases the mainloop's a; the accumulator pipeline orders
+    # b's write after every read of a (a completion wait for the DMA consumers)
+    k = _dma_chain(a_type, acc)
+    (prog,) = programs(k)
+    got = causal_run(prog, 1_000_000, None, True)
+    assert got is not None and got.complete_states == 1
+    # the walk's states: one per transition (a step and the trailing steps after it, as
+    # the search counts them), the initial one included; the search visits more, as it
+    # interleaves every access both ways
+    assert got.states == walked
+    # the complete run lists every step: P1 9, T2 12, T3 5, T4 3
+    assert [len(tops) for tops in prog.ops] == [9, 12, 5, 3] and len(got.complete_path) == 29
+    r = check_kernel(k)
+    assert r.complete and r.diagnostics == [] and r.states_explored == walked
+    assert check_kernel(k, causal=False).states_explored == searched
+    assert agrees(k) == 1
+
+
+def test_a_race_is_left_to_the_search():
+    # an AsyncUmma read of a outlives its release, and nothing retires it before b's write
+    k = _dma_chain(AU, AA)
+    (prog,) = programs(k)
+    assert causal_run(prog, 1_000_000, None, True) is None
+    r = check_kernel(k)
+    assert codes(r.diagnostics) == ["TS802"]
+    assert check_kernel(k, causal=False).states_explored == r.states_explored
+
+
+def test_two_givers_of_one_pool_are_left_to_the_search():
+    # two producers fill one pipeline: which commit enables a wait depends on the order
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=2, smem=[(0, 256)])
+    b = kb.pipe("b", stages=1, smem=[(0, 256)])
+    producer(kb, "P1", a, 1)
+    producer(kb, "P2", a, 1)
+    consumer(kb, "C", a, 2)
+    producer(kb, "PB", b, 1)
+    consumer(kb, "CB", b, 1)
+    (prog,) = programs(kb.build())
+    assert causal_run(prog, 1_000_000, None, True) is None
+
+
+def test_the_state_cap_is_left_to_the_search():
+    k = _dma_chain(AU, UA)
+    (prog,) = programs(k)
+    # 21 states walked: a cap of 20 is reached (the search then reports it), 21 is not
+    assert causal_run(prog, 20, None, True) is None
+    assert causal_run(prog, 21, None, True) is not None
+    r = check_kernel(k, max_states=10)
+    assert not r.complete and codes(r.diagnostics) == ["TS806"]

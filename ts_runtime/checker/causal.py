@@ -1,0 +1,274 @@
+"""Aliased runs proved race-free from one walk and its happens-before order.
+
+Why: aliasing (an epilogue buffer laid over the mainloop's stages, say) makes every
+access step visible, so the partial-order reduction of reduce.py no longer follows one
+path: the search interleaves each access both ways and carries a held map and a race
+scan per state. Yet most such kernels pass data down pipelines in which every credit
+pool has one task that adds credits to it and one that takes them. Then the k-th take
+of a pool is enabled exactly when its one giver has made a fixed give: the runs of the
+kernel are exactly the linearisations of one happens-before order (a marked graph), and
+the states it reaches are exactly the down-closed sets of steps of that order.
+
+So one walk decides the run:
+
+1. walk any linearisation (the lowest-index enabled task's next step, step by step) and
+   give each step a vector clock: its task's previous clock joined with the clock of
+   the give that enables it;
+2. check that the held map is a function of the set of steps run, not of their order.
+   Only three held actions (state.apply_held) touch other tasks' entries, and only by
+   dropping them: an acquire of a DMA-read stage drops its reads, a wait drops the
+   writes of its stage, a completion wait drops the reads tagged with its round. Every
+   other action reads and writes its own task's entries. So two unordered steps of
+   different tasks commute unless one drops an entry that the other reads or makes
+   (two drops commute); the walk records both and checks. Then each held entry lives from the step that adds it to the step
+   that drops it, in every run, and so does each pending work access (from the task's
+   previous step to the work step);
+3. two such lifetimes [s1, e1) and [s2, e2) are both live in some reachable state iff
+   neither end happens before either start: the smallest state holding s1 and s2 is
+   the down-closure of {s1, s2}.
+
+When no two conflicting accesses (model.md §9, "Race") can be live together, the run
+has no race, and (as the walk finished) no deadlock: the result is the search's
+verdict, with the walk's states counted. Anything else (a possible race, a pool with
+two givers or takers, a round counter with two arriving tasks, steps that do not
+commute, a PDL launch, a deadlock, the state cap or the deadline) returns None and the
+run is searched, so every finding is still reported by the search, with its shortest
+counterexample (docs/checker.md §4, "Aliased runs").
+"""
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from typing import Dict, List, Optional
+
+from .explore import RunResult
+from .program import Program
+from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, TAG, UNCOVERED, WAIT, WRITES, \
+    apply_held, side_of
+
+__all__ = ["causal_run"]
+
+_TAGGED = ("tagged",)     # by_key's key of entries a completion wait may drop
+_CLOCK_EVERY = 1024       # steps between reads of the clock for the deadline
+_SIDE = tuple(side_of(a) for a in range(5))
+
+
+def causal_run(prog: Program, max_states: int, deadline: Optional[float],
+               witness: bool) -> Optional[RunResult]:
+    """The search's result for an aliased run shown race-free by its happens-before
+    order (module docstring), or None: the run is then to be searched."""
+    t0 = time.perf_counter()
+    lay = prog.layout
+    T = lay.tasks
+    if T < 2 or prog.has_pdl_launch:
+        return None
+    ops = prog.ops
+    givers: Dict[int, int] = {}
+    takers: Dict[int, int] = {}
+    arrivers: Dict[int, int] = {}
+    for i, tops in enumerate(ops):
+        for op in set(tops):                  # equal steps of a task share one Op
+            b = op.bidx
+            if b >= 0 and takers.setdefault(b, i) != i:
+                return None
+            simple, rest = op.step
+            for k, d in simple:
+                if d and (givers if d > 0 else takers).setdefault(k, i) != i:
+                    return None
+            if rest is not None:
+                for k, _n, p, d in rest[0]:
+                    if arrivers.setdefault(k, i) != i:
+                        return None
+                    if d and (givers if d > 0 else takers).setdefault(p, i) != i:
+                        return None
+
+    # ---- 1. the walk, with a vector clock per step
+    pdl_idx, held_idx = lay.pdl_idx, lay.held_idx
+    s = list(prog.initial_state())
+    held = s[held_idx]
+    initial = list(s)
+    zero = (0,) * T
+    last = [zero] * T                      # each task's latest clock
+    gcum: Dict[int, List[int]] = {p: [] for p in givers}     # cumulative gives per pool
+    gclk: Dict[int, List[tuple]] = {p: [] for p in givers}   # clock of each give
+    taken: Dict[int, int] = {}
+    ns = [len(t) for t in ops]
+    path: List[tuple] = []
+    # An access's life: (item as explore's race scan has it, clock of the step that
+    # starts it, the step (task, position) that ends it or None). A step with clock k
+    # follows step (j, d) iff k[j] > d.
+    lives: List[tuple] = []
+    open_: Dict[tuple, tuple] = {}         # held entry -> clock of the step that added it
+    touching: List[tuple] = []             # (entry a step reads or makes, task, position, clock)
+    kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
+    steps = 0                              # transitions, counted as the search does
+    trailing = False
+    while True:
+        if trailing:
+            # a trailing step runs with the step before it (explore.MacroSteps)
+            c = s[i]
+            op = ops[i][c]
+            b = -1
+        else:
+            for i in range(T):
+                c = s[i]
+                if c < ns[i]:
+                    op = ops[i][c]
+                    b = op.bidx
+                    if b < 0 or s[b] > 0:
+                        break
+            else:
+                if any(s[i] < ns[i] for i in range(T)):
+                    return None            # a deadlock: the search reports it
+                break
+            steps += 1
+            if steps >= max_states:
+                return None
+            if deadline is not None and steps % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
+                return None
+        tops = ops[i]
+        nxt = c + 1
+        trailing = nxt < ns[i] and tops[nxt].trail and (nxt + 1 >= ns[i] or not tops[nxt + 1].vis)
+        prev = last[i]
+        if b >= 0 and givers.get(b, i) != i:
+            need = taken.get(b, 0) - initial[b] + 1      # gives the take needs
+            if need > 0:
+                k = bisect_left(gcum[b], need)
+                if k == len(gcum[b]):
+                    return None            # (cannot happen: the step is enabled)
+                clk = [x if x >= y else y for x, y in zip(prev, gclk[b][k])]
+                clk[i] += 1
+                clk = tuple(clk)
+            else:
+                clk = prev[:i] + (prev[i] + 1,) + prev[i + 1:]
+        else:
+            clk = prev[:i] + (prev[i] + 1,) + prev[i + 1:]
+        last[i] = clk
+        p = op.pend
+        if p is not None:
+            if b >= 0:
+                return None
+            lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c)))
+        simple, rest = op.step
+        s[i] = c + 1
+        if rest is not None:
+            rounds, pdl_wait, hact, eidx = rest
+            if rounds:
+                simple = list(simple)
+                for k, m, p, d in rounds:
+                    v = s[k] = (s[k] + 1) % m
+                    if v == 0:
+                        simple.append((p, d))
+            if pdl_wait:
+                s[pdl_idx] = 1
+            if hact:
+                new = apply_held(held, hact, i, eidx)
+                olds, news = set(held), set(new)
+                if len(news) != len(new):
+                    return None            # two equal entries: lives could not be told apart
+                added = [e for e in new if e not in olds]
+                if added or len(new) != len(held):
+                    for e in held:
+                        if e not in news:
+                            lives.append((e, open_.pop(e), (i, c)))
+                    for e in added:
+                        open_[e] = clk
+                touching.extend((e, i, c, clk) for e in added)
+                for a in hact:
+                    kind = a[0]
+                    if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
+                        kills.append((a, i, c, clk))
+                    if kind == PWORK or kind == CWORK or kind == WAIT or kind == TAG:
+                        touching.extend((e, i, c, clk) for e in _reads(held, a, i))
+                held = new
+        for k, d in simple:
+            s[k] += d
+            if d > 0:
+                g = gcum[k]
+                g.append((g[-1] if g else 0) + d)
+                gclk[k].append(clk)
+            elif d < 0:
+                taken[k] = taken.get(k, 0) - d
+        path.append((i, c))
+    lives.extend((e, start, None) for e, start in open_.items())
+
+    # ---- 2. unordered steps of different tasks have commuting held actions: an action
+    # that drops other tasks' entries (an acquire of a DMA-read stage, a wait, a
+    # completion wait) drops none that an unordered step of another task reads or makes
+    if kills:
+        by_key: Dict[tuple, list] = {}
+        for x in touching:
+            e = x[0]
+            by_key.setdefault((e[0], e[1]), []).append(x)
+            if e[4] >= 0:
+                by_key.setdefault(_TAGGED, []).append(x)
+        for a, i, c, ci in kills:
+            kind = a[0]
+            if kind == CLEAR:
+                rr, rnd = a[1], a[2]
+                hit = [x for x in by_key.get(_TAGGED, ()) if x[1] != i and x[0][4] == rr and x[0][5] <= rnd]
+            elif kind == WAIT:
+                hit = [x for x in by_key.get((a[1], a[2]), ())
+                       if x[1] != i and x[0][2] <= PROD and x[0][4] != UNCOVERED]
+            else:
+                hit = [x for x in by_key.get((a[1], a[2]), ()) if x[1] != i and x[0][2] >= CONS_HELD]
+            for _, j, d, cj in hit:
+                if cj[i] <= c and ci[j] <= d:
+                    return None            # unordered: the held map could depend on the order
+
+    # ---- 3. no two conflicting accesses are live in one state
+    alias = prog.alias
+    by_res: Dict[int, Dict[int, list]] = {}
+    for x in lives:
+        item = x[0]
+        if item[2] != PROD_HELD:
+            by_res.setdefault(item[0], {}).setdefault(item[1], []).append(x)
+    for ra, rb in prog.alias_pairs:
+        xs, ys = by_res.get(ra), by_res.get(rb)
+        if xs is None or ys is None:
+            continue
+        for slot, group in xs.items():
+            if slot == -1:
+                others = [y for g in ys.values() for y in g]
+            else:
+                others = ys.get(slot, []) + ys.get(-1, [])
+            if not others:
+                continue
+            for x, kx, ex in group:
+                tx, ax = x[3], x[2]
+                wx = ax in WRITES
+                side_x = _SIDE[ax]
+                for y, ky, ey in others:
+                    ay = y[2]
+                    if y[3] == tx or not (wx or ay in WRITES) or (ra, side_x, rb, _SIDE[ay]) not in alias:
+                        continue
+                    # both live after the steps that start them, unless one ends before
+                    if ex is not None and (kx[ex[0]] > ex[1] or ky[ex[0]] > ex[1]):
+                        continue
+                    if ey is not None and (kx[ey[0]] > ey[1] or ky[ey[0]] > ey[1]):
+                        continue
+                    return None            # both can be live in one state: search the run
+
+    result = RunResult(prog, max_states=max_states)
+    result.states = steps + 1
+    result.complete_states = 1
+    if witness:
+        result.complete_path = path
+        result.complete_state = tuple(s[:held_idx]) + (held,)
+        result.complete_no = steps + 1
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _reads(old: tuple, a: tuple, task: int) -> list:
+    """The task's own entries that held action `a` reads (state.apply_held): a work call
+    or a wait looks for the task's entry of its stage; a completion's tag rewrites the
+    task's untagged reads."""
+    kind = a[0]
+    if kind == TAG:
+        src = a[3]
+        return [e for e in old if e[3] == task and e[0] in src and e[2] >= CONS_HELD and e[4] == -1]
+    r, s = a[1], a[2]
+    if kind == WAIT:
+        return [e for e in old if e[0] == r and e[1] == s and e[3] == task and e[2] >= CONS_HELD]
+    return [e for e in old if e[0] == r and e[1] == s and e[3] == task]
