@@ -151,11 +151,15 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         if isinstance(item, RunResult):
             run = item
         else:
-            # an aliased run shown race-free by its happens-before order (causal.py)
-            run = causal_run(item, max_states, deadline, witness) \
+            # an aliased run decided by its happens-before order (causal.py): race-free,
+            # or searched until every race it can have is found
+            got = causal_run(item, max_states, deadline, witness) \
                 if item.aliased and reduce and symmetry and causal else None
-            run = run or explore(item, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
-                          early_exit=early_exit, max_findings=max_findings, witness=witness)
+            if isinstance(got, RunResult):
+                run = got
+            else:
+                run = explore(item, max_states=max_states, deadline=deadline, reduce=reduce, symmetry=symmetry,
+                              early_exit=early_exit, max_findings=max_findings, witness=witness, expect=got)
         runs.append(run)
         result.states_explored += run.states
         if run.timed_out:

@@ -29,19 +29,21 @@ So one walk decides the run:
 
 When no two conflicting accesses (model.md §9, "Race") can be live together, the run
 has no race, and (as the walk finished) no deadlock: the result is the search's
-verdict, with the walk's states counted. Anything else (a possible race, a pool with
-two givers or takers, a round counter with two arriving tasks, steps that do not
-commute, a PDL launch, a deadlock, the state cap or the deadline) returns None and the
-run is searched, so every finding is still reported by the search, with its shortest
-counterexample (docs/checker.md §4, "Aliased runs").
+verdict, with the walk's states counted. When some can, their pairs are every race the
+search can find (it finds no deadlock either, and no PDL order violation as there is
+no launch): the search is run, with these keys, and stops once it has recorded them
+all, with the same findings and counterexamples as the whole search. Anything else (a
+pool with two givers or takers, a round counter with two arriving tasks, steps that
+do not commute, a PDL launch, a deadlock, the state cap or the deadline) returns None
+and the run is searched in full (docs/checker.md §4, "Aliased runs").
 """
 from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Union
 
-from .explore import RunResult
+from .explore import RACE, RunResult
 from .program import Program
 from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, TAG, UNCOVERED, WAIT, WRITES, \
     apply_held, side_of
@@ -54,9 +56,13 @@ _SIDE = tuple(side_of(a) for a in range(5))
 
 
 def causal_run(prog: Program, max_states: int, deadline: Optional[float],
-               witness: bool) -> Optional[RunResult]:
-    """The search's result for an aliased run shown race-free by its happens-before
-    order (module docstring), or None: the run is then to be searched."""
+               witness: bool) -> Union[RunResult, frozenset, None]:
+    """For an aliased run whose happens-before order decides it (module docstring): the
+    search's result when no two conflicting accesses can be live in one state; else the
+    keys (explore.Finding.key) of every race the run can have, a superset of those the
+    search reports (it does not go on past a race, nor check complete states), so that
+    the search may stop once it has found them all (explore's `expect`). None: the run
+    is to be searched in full."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
@@ -93,14 +99,15 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     gclk: Dict[int, List[tuple]] = {p: [] for p in givers}   # clock of each give
     taken: Dict[int, int] = {}
     ns = [len(t) for t in ops]
-    path: List[tuple] = []
-    # An access's life: (item as explore's race scan has it, clock of the step that
-    # starts it, the step (task, position) that ends it or None). A step with clock k
+    path: Optional[List[tuple]] = [] if witness else None
+    # An access's life: ((resource, slot, access, task, entry index), clock of the step
+    # that starts it, the step (task, position) that ends it or None). A step with clock k
     # follows step (j, d) iff k[j] > d.
     lives: List[tuple] = []
     open_: Dict[tuple, tuple] = {}         # held entry -> clock of the step that added it
-    touching: List[tuple] = []             # (entry a step reads or makes, task, position, clock)
-    kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
+    touching: List[tuple] = []             # (entries a step reads or makes, task, position, clock)
+    kills: List[tuple] = []                # (actions dropping other tasks' entries, task, position, clock)
+    roles: Dict[int, tuple] = {}           # id of held actions -> _roles
     steps = 0                              # transitions, counted as the search does
     trailing = False
     while True:
@@ -163,23 +170,28 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 s[pdl_idx] = 1
             if hact:
                 new = apply_held(held, hact, i, eidx)
-                olds, news = set(held), set(new)
+                news = set(new)
                 if len(news) != len(new):
                     return None            # two equal entries: lives could not be told apart
+                olds = set(held)
                 added = [e for e in new if e not in olds]
                 if added or len(new) != len(held):
                     for e in held:
                         if e not in news:
-                            lives.append((e, open_.pop(e), (i, c)))
+                            lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
                     for e in added:
                         open_[e] = clk
-                touching.extend((e, i, c, clk) for e in added)
-                for a in hact:
-                    kind = a[0]
-                    if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
-                        kills.append((a, i, c, clk))
-                    if kind == PWORK or kind == CWORK or kind == WAIT or kind == TAG:
-                        touching.extend((e, i, c, clk) for e in _reads(held, a, i))
+                got = roles.get(id(hact))       # (the Ops keep their actions alive)
+                if got is None:
+                    got = roles[id(hact)] = _roles(hact)
+                droppers, readers = got
+                if droppers:
+                    kills.append((droppers, i, c, clk))
+                if readers and held:
+                    for a in readers:
+                        added.extend(_reads(held, a, i))
+                if added:
+                    touching.append((added, i, c, clk))
                 held = new
         for k, d in simple:
             s[k] += d
@@ -189,40 +201,44 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 gclk[k].append(clk)
             elif d < 0:
                 taken[k] = taken.get(k, 0) - d
-        path.append((i, c))
-    lives.extend((e, start, None) for e, start in open_.items())
+        if path is not None:
+            path.append((i, c))
+    lives.extend(((e[0], e[1], e[2], e[3], e[6]), start, None) for e, start in open_.items())
 
     # ---- 2. unordered steps of different tasks have commuting held actions: an action
     # that drops other tasks' entries (an acquire of a DMA-read stage, a wait, a
     # completion wait) drops none that an unordered step of another task reads or makes
     if kills:
         by_key: Dict[tuple, list] = {}
-        for x in touching:
-            e = x[0]
-            by_key.setdefault((e[0], e[1]), []).append(x)
-            if e[4] >= 0:
-                by_key.setdefault(_TAGGED, []).append(x)
-        for a, i, c, ci in kills:
-            kind = a[0]
-            if kind == CLEAR:
-                rr, rnd = a[1], a[2]
-                hit = [x for x in by_key.get(_TAGGED, ()) if x[1] != i and x[0][4] == rr and x[0][5] <= rnd]
-            elif kind == WAIT:
-                hit = [x for x in by_key.get((a[1], a[2]), ())
-                       if x[1] != i and x[0][2] <= PROD and x[0][4] != UNCOVERED]
-            else:
-                hit = [x for x in by_key.get((a[1], a[2]), ()) if x[1] != i and x[0][2] >= CONS_HELD]
-            for _, j, d, cj in hit:
-                if cj[i] <= c and ci[j] <= d:
-                    return None            # unordered: the held map could depend on the order
+        for entries, i, c, clk in touching:
+            for e in entries:
+                x = (e, i, c, clk)
+                by_key.setdefault((e[0], e[1]), []).append(x)
+                if e[4] >= 0:
+                    by_key.setdefault(_TAGGED, []).append(x)
+        for droppers, i, c, ci in kills:
+            for a in droppers:
+                kind = a[0]
+                if kind == CLEAR:
+                    rr, rnd = a[1], a[2]
+                    hit = [x for x in by_key.get(_TAGGED, ()) if x[1] != i and x[0][4] == rr and x[0][5] <= rnd]
+                elif kind == WAIT:
+                    hit = [x for x in by_key.get((a[1], a[2]), ())
+                           if x[1] != i and x[0][2] <= PROD and x[0][4] != UNCOVERED]
+                else:
+                    hit = [x for x in by_key.get((a[1], a[2]), ()) if x[1] != i and x[0][2] >= CONS_HELD]
+                for _, j, d, cj in hit:
+                    if cj[i] <= c and ci[j] <= d:
+                        return None        # unordered: the held map could depend on the order
 
-    # ---- 3. no two conflicting accesses are live in one state
+    # ---- 3. the conflicting accesses that can be live in one state
     alias = prog.alias
     by_res: Dict[int, Dict[int, list]] = {}
     for x in lives:
         item = x[0]
         if item[2] != PROD_HELD:
             by_res.setdefault(item[0], {}).setdefault(item[1], []).append(x)
+    races = set()
     for ra, rb in prog.alias_pairs:
         xs, ys = by_res.get(ra), by_res.get(rb)
         if xs is None or ys is None:
@@ -247,7 +263,10 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                         continue
                     if ey is not None and (kx[ey[0]] > ey[1] or ky[ey[0]] > ey[1]):
                         continue
-                    return None            # both can be live in one state: search the run
+                    # explore's race key of the pair
+                    races.add((RACE, frozenset({(tx, x[4], ra, ax), (y[3], y[4], rb, ay)})))
+    if races:
+        return frozenset(races)
 
     result = RunResult(prog, max_states=max_states)
     result.states = steps + 1
@@ -258,6 +277,14 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         result.complete_no = steps + 1
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _roles(actions: tuple) -> tuple:
+    """(the actions that drop other tasks' entries, the actions that read the task's own
+    entries) of a step's held actions (see `_reads`)."""
+    drop = tuple(a for a in actions if a[0] == WAIT or a[0] == CLEAR or (a[0] == ACQ and a[3]))
+    read = tuple(a for a in actions if a[0] in (PWORK, CWORK, WAIT, TAG))
+    return drop, read
 
 
 def _reads(old: tuple, a: tuple, task: int) -> list:

@@ -80,14 +80,17 @@ class RunResult:
 def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[float] = None,
             reduce: bool = True, symmetry: bool = True, early_exit: bool = False,
             max_findings: int = 64, cursor_keyed: bool = False, walk: bool = True,
-            macro: bool = True, witness: bool = True) -> RunResult:
+            macro: bool = True, witness: bool = True, expect: Optional[frozenset] = None) -> RunResult:
     """BFS over one compiled run. `cursor_keyed` emulates the reference's visited set
     (cursor vector only; unsound, kept for comparison tests). `walk`: a one-task run is
     searched by `_explore_one` (False: by the general BFS, for comparison tests).
     `macro`: with `reduce`, run trailing steps with the step before them (MacroSteps;
     False: one step per transition, for comparison tests). `witness`: keep the shortest
     run to the first complete state (RunResult.complete_path, shown by the verbose
-    report); False leaves it None."""
+    report); False leaves it None. `expect`: the keys of every finding the run can have
+    (causal.causal_run: races only); the search stops once it has recorded them all, as
+    it can find nothing more (its states and complete states are then those counted so
+    far; the findings, found in BFS order, are those of the whole search)."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
@@ -303,7 +306,7 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                     for key, wt, ot, detail in found:
                         if key not in seen_keys:
                             record(RACE, key, s, (wt, ot), detail)
-                            if early_exit:
+                            if early_exit or (expect is not None and expect <= seen_keys):
                                 stop = True
                         # a task whose next step starts one of the racing accesses is
                         # not advanced from here: the search does not go on past a race
