@@ -106,8 +106,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     lives: List[tuple] = []
     open_: Dict[tuple, tuple] = {}         # held entry -> clock of the step that added it
     touching: List[tuple] = []             # (entries a step reads or makes, task, position, clock)
-    kills: List[tuple] = []                # (actions dropping other tasks' entries, task, position, clock)
-    roles: Dict[int, tuple] = {}           # id of held actions -> _roles
+    kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
     steps = 0                              # transitions, counted as the search does
     trailing = False
     while True:
@@ -181,14 +180,11 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                             lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
                     for e in added:
                         open_[e] = clk
-                got = roles.get(id(hact))       # (the Ops keep their actions alive)
-                if got is None:
-                    got = roles[id(hact)] = _roles(hact)
-                droppers, readers = got
-                if droppers:
-                    kills.append((droppers, i, c, clk))
-                if readers and held:
-                    for a in readers:
+                for a in hact:
+                    kind = a[0]
+                    if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
+                        kills.append((a, i, c, clk))
+                    if held and (kind == PWORK or kind == CWORK or kind == WAIT or kind == TAG):
                         added.extend(_reads(held, a, i))
                 if added:
                     touching.append((added, i, c, clk))
@@ -216,20 +212,19 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 by_key.setdefault((e[0], e[1]), []).append(x)
                 if e[4] >= 0:
                     by_key.setdefault(_TAGGED, []).append(x)
-        for droppers, i, c, ci in kills:
-            for a in droppers:
-                kind = a[0]
-                if kind == CLEAR:
-                    rr, rnd = a[1], a[2]
-                    hit = [x for x in by_key.get(_TAGGED, ()) if x[1] != i and x[0][4] == rr and x[0][5] <= rnd]
-                elif kind == WAIT:
-                    hit = [x for x in by_key.get((a[1], a[2]), ())
-                           if x[1] != i and x[0][2] <= PROD and x[0][4] != UNCOVERED]
-                else:
-                    hit = [x for x in by_key.get((a[1], a[2]), ()) if x[1] != i and x[0][2] >= CONS_HELD]
-                for _, j, d, cj in hit:
-                    if cj[i] <= c and ci[j] <= d:
-                        return None        # unordered: the held map could depend on the order
+        for a, i, c, ci in kills:
+            kind = a[0]
+            if kind == CLEAR:
+                rr, rnd = a[1], a[2]
+                hit = [x for x in by_key.get(_TAGGED, ()) if x[1] != i and x[0][4] == rr and x[0][5] <= rnd]
+            elif kind == WAIT:
+                hit = [x for x in by_key.get((a[1], a[2]), ())
+                       if x[1] != i and x[0][2] <= PROD and x[0][4] != UNCOVERED]
+            else:
+                hit = [x for x in by_key.get((a[1], a[2]), ()) if x[1] != i and x[0][2] >= CONS_HELD]
+            for _, j, d, cj in hit:
+                if cj[i] <= c and ci[j] <= d:
+                    return None            # unordered: the held map could depend on the order
 
     # ---- 3. the conflicting accesses that can be live in one state
     alias = prog.alias
@@ -277,14 +272,6 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         result.complete_no = steps + 1
     result.seconds = time.perf_counter() - t0
     return result
-
-
-def _roles(actions: tuple) -> tuple:
-    """(the actions that drop other tasks' entries, the actions that read the task's own
-    entries) of a step's held actions (see `_reads`)."""
-    drop = tuple(a for a in actions if a[0] == WAIT or a[0] == CLEAR or (a[0] == ACQ and a[3]))
-    read = tuple(a for a in actions if a[0] in (PWORK, CWORK, WAIT, TAG))
-    return drop, read
 
 
 def _reads(old: tuple, a: tuple, task: int) -> list:
