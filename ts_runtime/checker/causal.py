@@ -169,17 +169,16 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 s[pdl_idx] = 1
             if hact:
                 new = apply_held(held, hact, i, eidx)
-                news = set(new)
-                if len(news) != len(new):
+                # (held maps are short tuples: membership tests beat building sets)
+                added = [e for e in new if e not in held]
+                dropped = [e for e in held if e not in new]
+                if len(held) - len(dropped) + len(added) != len(new) or \
+                        (len(added) > 1 and len(set(added)) != len(added)):
                     return None            # two equal entries: lives could not be told apart
-                olds = set(held)
-                added = [e for e in new if e not in olds]
-                if added or len(new) != len(held):
-                    for e in held:
-                        if e not in news:
-                            lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
-                    for e in added:
-                        open_[e] = clk
+                for e in dropped:
+                    lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
+                for e in added:
+                    open_[e] = clk
                 for a in hact:
                     kind = a[0]
                     if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
