@@ -113,6 +113,9 @@ def agrees(k, note=None):
         return [(d.code, d.message, d.range.line, [x.range.line for x in d.related],
                  [(s.task, s.step, s.range.line) for s in d.trace]) for d in r.diagnostics]
     assert diags(with_it) == diags(without)
+    # stopping at the first finding: the same first finding
+    first = check_kernel(k, early_exit=True)
+    assert diags(first) == diags(check_kernel(k, early_exit=True, causal=False))
     return answered
 
 
@@ -184,6 +187,25 @@ def test_a_race_is_searched_until_every_predicted_race_is_found():
     # the same diagnostics, counterexamples included
     assert codes(r.diagnostics) == ["TS802"]
     assert [(d.message, d.trace) for d in r.diagnostics] == [(d.message, d.trace) for d in plain.diagnostics]
+
+
+def test_with_early_exit_a_race_the_walk_meets_is_left_to_the_search():
+    # PA fills a (one stage) and blocks on its second acquire; the walk then runs PB,
+    # whose write of b (aliasing a) is pending while PA's write of a is unpublished
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=1, smem=[(0, 256)])
+    b = kb.pipe("b", stages=1, smem=[(0, 256)])
+    producer(kb, "PA", a, 2)
+    producer(kb, "PB", b, 2)
+    consumer(kb, "CA", a, 2)
+    consumer(kb, "CB", b, 2)
+    k = kb.build()
+    (prog,) = programs(k)
+    assert isinstance(causal_run(prog, 1_000_000, None, True), frozenset)
+    assert causal_run(prog, 1_000_000, None, True, early_exit=True) is None
+    r = check_kernel(k, early_exit=True)
+    assert codes(r.diagnostics) == ["TS802"]
+    assert r.diagnostics[0].message == check_kernel(k, early_exit=True, causal=False).diagnostics[0].message
 
 
 def test_a_dma_read_that_outlives_its_release_is_predicted():

@@ -153,7 +153,7 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         else:
             # an aliased run decided by its happens-before order (causal.py): race-free,
             # or searched until every race it can have is found
-            got = causal_run(item, max_states, deadline, witness) \
+            got = causal_run(item, max_states, deadline, witness, early_exit) \
                 if item.aliased and reduce and symmetry and causal else None
             if isinstance(got, RunResult):
                 run = got

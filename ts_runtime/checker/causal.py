@@ -56,13 +56,14 @@ _SIDE = tuple(side_of(a) for a in range(5))
 
 
 def causal_run(prog: Program, max_states: int, deadline: Optional[float],
-               witness: bool) -> Union[RunResult, frozenset, None]:
+               witness: bool, early_exit: bool = False) -> Union[RunResult, frozenset, None]:
     """For an aliased run whose happens-before order decides it (module docstring): the
     search's result when no two conflicting accesses can be live in one state; else the
     keys (explore.Finding.key) of every race the run can have, a superset of those the
     search reports (it does not go on past a race, nor check complete states), so that
     the search may stop once it has found them all (explore's `expect`). None: the run
-    is to be searched in full."""
+    is to be searched in full. `early_exit` (the search stops at its first finding, so
+    the keys are of no use): None as soon as the walk itself reaches a state with a race."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
@@ -108,6 +109,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     touching: List[tuple] = []             # (entries a step reads or makes, task, position, clock)
     kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
     steps = 0                              # transitions, counted as the search does
+    alias = prog.alias
+    now: Dict[int, tuple] = {}             # (early_exit) task -> its pending access
     trailing = False
     while True:
         if trailing:
@@ -155,6 +158,16 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             if b >= 0:
                 return None
             lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c)))
+        if early_exit:
+            # the walk's own states are reachable: a race in one of them will be found by
+            # the search, which stops there
+            now.pop(i, None)
+            if nxt < ns[i] and tops[nxt].pend is not None:
+                q = tops[nxt].pend
+                q = (q[0], q[1], q[2], i, q[3])
+                if _conflicts(alias, q, open_, now):
+                    return None
+                now[i] = q
         simple, rest = op.step
         s[i] = c + 1
         if rest is not None:
@@ -178,6 +191,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 for e in dropped:
                     lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
                 for e in added:
+                    if early_exit and _conflicts(alias, e, open_, now):
+                        return None
                     open_[e] = clk
                 for a in hact:
                     kind = a[0]
@@ -226,7 +241,6 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     return None            # unordered: the held map could depend on the order
 
     # ---- 3. the conflicting accesses that can be live in one state
-    alias = prog.alias
     by_res: Dict[int, Dict[int, list]] = {}
     for x in lives:
         item = x[0]
@@ -271,6 +285,25 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         result.complete_no = steps + 1
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _conflicts(alias: dict, x: tuple, held, pending: dict) -> bool:
+    """Whether access `x` ((resource, slot, access, task, ...)) races with a held entry or
+    a pending access of the walk's current state (explore's race test)."""
+    rx, sx, ax, tx = x[0], x[1], x[2], x[3]
+    if ax == PROD_HELD:
+        return False
+    wx = ax in WRITES
+    side = _SIDE[ax]
+    for y in (*held, *pending.values()):
+        ay = y[2]
+        if y[3] == tx or y[0] == rx or ay == PROD_HELD or not (wx or ay in WRITES):
+            continue
+        if sx != y[1] and sx != -1 and y[1] != -1:
+            continue
+        if (rx, side, y[0], _SIDE[ay]) in alias:
+            return True
+    return False
 
 
 def _reads(old: tuple, a: tuple, task: int) -> list:
