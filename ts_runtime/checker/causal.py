@@ -198,8 +198,21 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     kind = a[0]
                     if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
                         kills.append((a, i, c, clk))
-                    if held and (kind == PWORK or kind == CWORK or kind == WAIT or kind == TAG):
-                        added.extend(_reads(held, a, i))
+                    if held:
+                        # the task's own entries the action reads (state.apply_held): a work
+                        # call or a wait looks for its entry of the stage; a completion's tag
+                        # rewrites its untagged reads
+                        if kind == PWORK or kind == CWORK:
+                            r, sl = a[1], a[2]
+                            added.extend([e for e in held if e[0] == r and e[1] == sl and e[3] == i])
+                        elif kind == WAIT:
+                            r, sl = a[1], a[2]
+                            added.extend([e for e in held if e[0] == r and e[1] == sl and e[3] == i
+                                          and e[2] >= CONS_HELD])
+                        elif kind == TAG:
+                            src = a[3]
+                            added.extend([e for e in held if e[3] == i and e[0] in src and e[2] >= CONS_HELD
+                                          and e[4] == -1])
                 if added:
                     touching.append((added, i, c, clk))
                 held = new
@@ -304,17 +317,3 @@ def _conflicts(alias: dict, x: tuple, held, pending: dict) -> bool:
         if (rx, side, y[0], _SIDE[ay]) in alias:
             return True
     return False
-
-
-def _reads(old: tuple, a: tuple, task: int) -> list:
-    """The task's own entries that held action `a` reads (state.apply_held): a work call
-    or a wait looks for the task's entry of its stage; a completion's tag rewrites the
-    task's untagged reads."""
-    kind = a[0]
-    if kind == TAG:
-        src = a[3]
-        return [e for e in old if e[3] == task and e[0] in src and e[2] >= CONS_HELD and e[4] == -1]
-    r, s = a[1], a[2]
-    if kind == WAIT:
-        return [e for e in old if e[0] == r and e[1] == s and e[3] == task and e[2] >= CONS_HELD]
-    return [e for e in old if e[0] == r and e[1] == s and e[3] == task]
