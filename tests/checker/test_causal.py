@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from kbuild import KernelBuilder, codes, consumer, producer
-from test_races import two_pairs
+from test_races import dma_chain, two_pairs
 from test_reduction import kernels as mixed_kernels
 from ts_runtime.checker import check_kernel
 from ts_runtime.checker.causal import causal_run
@@ -132,22 +132,8 @@ def test_causal_matches_search_on_mixed_kernels(k):
 
 
 def _dma_chain(a_type, acc):
-    """P1 -> a -> T2 -> acc -> T3 -> b -> T4, with b aliasing a (test_races.dma_chain)."""
-    kb = KernelBuilder()
-    a = kb.pipe("a", stages=2, ptype=a_type, smem=[(0, 256)])
-    b = kb.pipe("b", stages=1, smem=[(0, 256)])
-    c = kb.pipe("c", stages=1, ptype=acc)
-    producer(kb, "P1", a, 3)
-    with kb.task("T2", src=[a], dst=[c]) as t2:
-        with t2.loop(3):
-            t2.ops(a, "wait", "consumer_work", "release")
-        t2.ops(c, "acquire", "producer_work", "commit")
-    with kb.task("T3", src=[c], dst=[b]) as t3:
-        with t3.loop(1):
-            t3.ops(c, "wait", "release")
-            t3.ops(b, "acquire", "producer_work", "commit")
-    consumer(kb, "T4", b, 1)
-    return kb.build()
+    """P1 -> a (2 stages, 3 tiles) -> T2 -> acc -> T3 -> b -> T4, with b aliasing a."""
+    return dma_chain(a_type, acc, stages=2, n=3)[0].build()
 
 
 @pytest.mark.parametrize("a_type, acc, walked, searched", [(AA, AA, 23, 35), (AU, UA, 21, 29), (TU, UU, 21, 29)])
@@ -189,17 +175,20 @@ def test_a_race_is_searched_until_every_predicted_race_is_found():
     assert [(d.message, d.trace) for d in r.diagnostics] == [(d.message, d.trace) for d in plain.diagnostics]
 
 
+def _overlapping(stages_a, tasks):
+    """Pipelines a (`stages_a` stages) and b (one stage) on the same SMEM, with the tasks
+    (role "P" | "C", name, "a" | "b", tiles) in that order."""
+    kb = KernelBuilder()
+    bufs = {"a": kb.pipe("a", stages=stages_a, smem=[(0, 256)]), "b": kb.pipe("b", stages=1, smem=[(0, 256)])}
+    for role, name, buf, n in tasks:
+        (producer if role == "P" else consumer)(kb, name, bufs[buf], n)
+    return kb.build()
+
+
 def test_with_early_exit_a_race_the_walk_meets_is_left_to_the_search():
     # PA fills a (one stage) and blocks on its second acquire; the walk then runs PB,
     # whose write of b (aliasing a) is pending while PA's write of a is unpublished
-    kb = KernelBuilder()
-    a = kb.pipe("a", stages=1, smem=[(0, 256)])
-    b = kb.pipe("b", stages=1, smem=[(0, 256)])
-    producer(kb, "PA", a, 2)
-    producer(kb, "PB", b, 2)
-    consumer(kb, "CA", a, 2)
-    consumer(kb, "CB", b, 2)
-    k = kb.build()
+    k = _overlapping(1, [("P", "PA", "a", 2), ("P", "PB", "b", 2), ("C", "CA", "a", 2), ("C", "CB", "b", 2)])
     (prog,) = programs(k)
     assert isinstance(causal_run(prog, 1_000_000, None, True), frozenset)
     assert causal_run(prog, 1_000_000, None, True, early_exit=True) is None
@@ -220,15 +209,9 @@ def test_a_dma_read_that_outlives_its_release_is_predicted():
 
 def test_two_givers_of_one_pool_are_left_to_the_search():
     # two producers fill one pipeline: which commit enables a wait depends on the order
-    kb = KernelBuilder()
-    a = kb.pipe("a", stages=2, smem=[(0, 256)])
-    b = kb.pipe("b", stages=1, smem=[(0, 256)])
-    producer(kb, "P1", a, 1)
-    producer(kb, "P2", a, 1)
-    consumer(kb, "C", a, 2)
-    producer(kb, "PB", b, 1)
-    consumer(kb, "CB", b, 1)
-    (prog,) = programs(kb.build())
+    k = _overlapping(2, [("P", "P1", "a", 1), ("P", "P2", "a", 1), ("C", "C", "a", 2), ("P", "PB", "b", 1),
+                         ("C", "CB", "b", 1)])
+    (prog,) = programs(k)
     assert causal_run(prog, 1_000_000, None, True) is None
 
 

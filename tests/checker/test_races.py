@@ -64,21 +64,25 @@ def test_role_requirements_restrict_the_overlap():
     assert r.diagnostics == []
 
 
-def dma_chain(a_type, acc=None):
+def dma_chain(a_type, acc=None, stages=1, n=1):
     """P1 -> a -> T2 -> (c | acc) -> T3 -> b -> T4, with b aliasing a.
 
     T3 writes b only after T2 released a (ordered through c / acc). With a DMA consumer
     (AsyncUmma) T2's read of a is still in flight after release unless a completion wait
-    retires it.
+    retires it. With `n` > 1, T2 drains `n` tiles of a (its mainloop) and then fills c
+    once (its epilogue, in the schedule's tail).
     """
     kb = KernelBuilder()
-    a = kb.pipe("a", stages=1, ptype=a_type, smem=[(0, 256)])
+    a = kb.pipe("a", stages=stages, ptype=a_type, smem=[(0, 256)])
     b = kb.pipe("b", stages=1, smem=[(0, 256)])
     c = kb.pipe("c", stages=1, ptype=acc or AA)
-    producer(kb, "P1", a, 1)
+    producer(kb, "P1", a, n)
     with kb.task("T2", src=[a], dst=[c]) as t2:
-        with t2.loop(1):
+        with t2.loop(n):
             t2.ops(a, "wait", "consumer_work", "release")
+            if n == 1:
+                t2.ops(c, "acquire", "producer_work", "commit")
+        if n > 1:
             t2.ops(c, "acquire", "producer_work", "commit")
     with kb.task("T3", src=[c], dst=[b]) as t3:
         with t3.loop(1):
