@@ -215,6 +215,33 @@ def test_two_givers_of_one_pool_are_left_to_the_search():
     assert causal_run(prog, 1_000_000, None, True) is None
 
 
+def test_a_drop_before_the_owner_reads_its_stage_is_left_to_the_search():
+    # Mma commits acc between its wait on a and its work on a; the walk then runs Epi
+    # (a lower index), whose completion wait drops Mma's tagged, not yet worked read of a.
+    # In the other order Mma's work would rewrite that read first: the held map depends
+    # on the order, so the run is searched
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=1, ptype=AU, smem=[(0, 256)])
+    acc = kb.pipe("acc", stages=1, ptype=UA)
+    c = kb.pipe("c", stages=1, smem=[(0, 256)])
+    producer(kb, "P", a, 1)
+    with kb.task("Epi", src=[acc]) as epi:
+        with epi.loop(1):
+            epi.ops(acc, "wait", "release")
+    with kb.task("Mma", src=[a], dst=[acc]) as mma:
+        with mma.loop(1):
+            mma.ops(acc, "acquire")
+            mma.ops(a, "wait")
+            mma.ops(acc, "producer_work", "commit")
+            mma.ops(a, "consumer_work", "release")
+    producer(kb, "PC", c, 1)
+    consumer(kb, "CC", c, 1)
+    k = kb.build()
+    (prog,) = programs(k)
+    assert causal_run(prog, 1_000_000, None, True) is None
+    agrees(k)
+
+
 def test_the_state_cap_is_left_to_the_search():
     k = _dma_chain(AU, UA)
     (prog,) = programs(k)

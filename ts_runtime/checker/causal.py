@@ -1,4 +1,4 @@
-"""Aliased runs proved race-free from one walk and its happens-before order.
+"""Aliased runs decided from one walk and its happens-before order.
 
 Why: aliasing (an epilogue buffer laid over the mainloop's stages, say) makes every
 access step visible, so the partial-order reduction of reduce.py no longer follows one
@@ -11,17 +11,18 @@ the states it reaches are exactly the down-closed sets of steps of that order.
 
 So one walk decides the run:
 
-1. walk any linearisation (the lowest-index enabled task's next step, step by step) and
-   give each step a vector clock: its task's previous clock joined with the clock of
-   the give that enables it;
+1. walk any linearisation (the lowest-index enabled task's next step, and the trailing
+   steps after it) and give each step a vector clock: its task's previous clock joined
+   with the clock of the give that enables it;
 2. check that the held map is a function of the set of steps run, not of their order.
    Only three held actions (state.apply_held) touch other tasks' entries, and only by
    dropping them: an acquire of a DMA-read stage drops its reads, a wait drops the
    writes of its stage, a completion wait drops the reads tagged with its round. Every
    other action reads and writes its own task's entries. So two unordered steps of
    different tasks commute unless one drops an entry that the other reads or makes
-   (two drops commute); the walk records both and checks. Then each held entry lives from the step that adds it to the step
-   that drops it, in every run, and so does each pending work access (from the task's
+   (two drops commute), in the walk's order or the other; the walk records both sides
+   and checks. Then each held entry lives from the step that adds it to the step that
+   drops it, in every run, and so does each pending work access (from the task's
    previous step to the work step);
 3. two such lifetimes [s1, e1) and [s2, e2) are both live in some reachable state iff
    neither end happens before either start: the smallest state holding s1 and s2 is
@@ -108,6 +109,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     open_: Dict[tuple, tuple] = {}         # held entry -> clock of the step that added it
     touching: List[tuple] = []             # (entries a step reads or makes, task, position, clock)
     kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
+    foreign: List[tuple] = []              # (entry dropped by another task, that task, position, clock)
+    readers: Dict[tuple, list] = {}        # (resource, slot) -> (task, position, clock) of the steps reading it
     steps = 0                              # transitions, counted as the search does
     alias = prog.alias
     now: Dict[int, tuple] = {}             # (early_exit) task -> its pending access
@@ -190,6 +193,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     return None            # two equal entries: lives could not be told apart
                 for e in dropped:
                     lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
+                    if e[3] != i:
+                        foreign.append((e, i, c, clk))
                 for e in added:
                     if early_exit and _conflicts(alias, e, open_, now):
                         return None
@@ -213,6 +218,12 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                             src = a[3]
                             added.extend([e for e in held if e[3] == i and e[0] in src and e[2] >= CONS_HELD
                                           and e[4] == -1])
+                    # ... and the stages whose own entries it looks for, whatever the walk
+                    # left there (another task may have dropped one first; a tag is left
+                    # out: it rewrites only untagged reads, which a drop removes in either
+                    # order, tagged or not)
+                    if kind == PWORK or kind == CWORK or kind == WAIT:
+                        readers.setdefault((a[1], a[2]), []).append((i, c, clk))
                 if added:
                     touching.append((added, i, c, clk))
                 held = new
@@ -230,7 +241,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
 
     # ---- 2. unordered steps of different tasks have commuting held actions: an action
     # that drops other tasks' entries (an acquire of a DMA-read stage, a wait, a
-    # completion wait) drops none that an unordered step of another task reads or makes
+    # completion wait) drops none that an unordered step of another task reads or makes,
+    # in the walk's order or the other
     if kills:
         by_key: Dict[tuple, list] = {}
         for entries, i, c, clk in touching:
@@ -252,6 +264,13 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             for _, j, d, cj in hit:
                 if cj[i] <= c and ci[j] <= d:
                     return None            # unordered: the held map could depend on the order
+        # an entry the walk dropped before its own task read its stage: in the other
+        # order, the read would have seen it
+        for e, i, c, ci in foreign:
+            j = e[3]
+            for jj, d, cj in readers.get((e[0], e[1]), ()):
+                if jj == j and cj[i] <= c and ci[j] <= d:
+                    return None
 
     # ---- 3. the conflicting accesses that can be live in one state
     by_res: Dict[int, Dict[int, list]] = {}
