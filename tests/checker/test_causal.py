@@ -5,8 +5,12 @@ without it report the same diagnostics (every finding still comes from the searc
 
 Random kernels: GEMM-like chains of pipelines of every kind (a task drains one pipeline
 and fills the next, as a mainloop and an epilogue do) whose buffers may alias, with
-protocol mistakes now and then; and the reduction test's mixed kernels.
+protocol mistakes now and then; persistent Load -> Mma -> Epi -> Store kernels (2 and 3
+work tiles, skipped tiles, DMA pipelines with their completion waits); and the reduction
+test's mixed kernels.
 """
+import contextlib
+
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -73,17 +77,17 @@ def aliased_chains(draw):
     return kb.build()
 
 
-def programs(k):
+def programs(k, tiles=1):
     ctx = CompileContext(k)
-    return [compile_program(k, v, 1, ctx) for v in variants(k, tiles=1)]
+    return [compile_program(k, v, tiles, ctx) for v in variants(k, tiles=tiles)]
 
 
-def agrees(k, note=None):
+def agrees(k, note=None, tiles=None):
     """causal_run's answers against the full search, run by run; then whole checks, with
     and without it. Returns how many runs causal_run decided race-free (`note`:
     hypothesis.event, to count its answers)."""
     answered = predicted = 0
-    for prog in programs(k):
+    for prog in programs(k, 1 if tiles is None else tiles):
         got = causal_run(prog, 1_000_000, None, True)
         if got is None:
             continue
@@ -104,8 +108,8 @@ def agrees(k, note=None):
     if note is not None:
         note(f"runs decided race-free by causal_run: {'some' if answered else 'none'}")
         note(f"runs with races predicted by causal_run: {'some' if predicted else 'none'}")
-    with_it = check_kernel(k, max_findings=10**6)
-    without = check_kernel(k, causal=False, max_findings=10**6)
+    with_it = check_kernel(k, max_findings=10**6, tiles=tiles)
+    without = check_kernel(k, causal=False, max_findings=10**6, tiles=tiles)
     assert with_it.complete == without.complete
     assert with_it.states_explored <= without.states_explored or answered
 
@@ -114,8 +118,8 @@ def agrees(k, note=None):
                  [(s.task, s.step, s.range.line) for s in d.trace]) for d in r.diagnostics]
     assert diags(with_it) == diags(without)
     # stopping at the first finding: the same first finding
-    first = check_kernel(k, early_exit=True)
-    assert diags(first) == diags(check_kernel(k, early_exit=True, causal=False))
+    first = check_kernel(k, early_exit=True, tiles=tiles)
+    assert diags(first) == diags(check_kernel(k, early_exit=True, causal=False, tiles=tiles))
     return answered
 
 
@@ -129,6 +133,49 @@ def test_causal_matches_search_on_aliased_chains(k):
 @given(mixed_kernels())
 def test_causal_matches_search_on_mixed_kernels(k):
     agrees(k, event)
+
+
+@st.composite
+def persistent_chains(draw):
+    """Load -> a -> Mma -> acc -> Epi -> c, inside a work-tile loop (tail: the queue's
+    ops), c aliasing a or not, with a `skip_if` now and then; the pipelines' types drawn
+    (the DMA ones with their completion waits)."""
+    kb = KernelBuilder()
+    wq = kb.work_queue()
+    a = kb.pipe("a", stages=draw(st.integers(1, 3)), ptype=draw(st.sampled_from([AA, AU, TU])), smem=[(0, 256)])
+    acc = kb.pipe("acc", stages=draw(st.integers(1, 2)), ptype=draw(st.sampled_from([AA, UA, UU])))
+    c = kb.pipe("c", stages=1, smem=draw(st.sampled_from([[(0, 128)], [(128, 256)], [(512, 64)]])))
+    skip = draw(st.booleans())
+    k_tiles = draw(st.integers(1, 3))
+    epi_in_loop = draw(st.booleans())
+    plan = [("Load", [wq], [a], [(a, ("acquire", "producer_work", "commit"))], True),
+            ("Mma", [wq, a], [acc], [(a, ("wait", "consumer_work", "release"))], True),
+            ("Epi", [wq, acc], [c], [(acc, ("wait", "release")), (c, ("acquire", "producer_work", "commit"))],
+             False),
+            ("Store", [wq, c], [], [(c, ("wait", "consumer_work", "release"))], False)]
+    for name, src, dst, body, mainloop in plan:
+        with kb.task(name, src=src, dst=dst) as t:
+            with t.work_tiles(wq, skip=skip):
+                with t.skippable() if skip else contextlib.nullcontext():
+                    if name == "Mma":
+                        t.ops(acc, "acquire")
+                    with t.loop(k_tiles if mainloop else 1):
+                        for res, ops in body:
+                            if mainloop or epi_in_loop:
+                                t.ops(res, *ops)
+                    if not mainloop and not epi_in_loop:
+                        for res, ops in body:
+                            t.ops(res, *ops)
+                    if name == "Mma":
+                        t.ops(acc, "producer_work", "commit")
+                t.ops(wq, "try_wait", "wait", "get_and_advance_work_tile", "release")
+    return kb.build()
+
+
+@settings(**SETTINGS)
+@given(persistent_chains(), st.sampled_from([2, 3]))
+def test_causal_matches_search_on_persistent_chains(k, tiles):
+    agrees(k, event, tiles)
 
 
 def _dma_chain(a_type, acc):
