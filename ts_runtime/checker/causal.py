@@ -46,8 +46,8 @@ from typing import Dict, List, Optional, Union
 
 from .explore import RACE, RunResult
 from .program import Program
-from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, TAG, UNCOVERED, WAIT, WRITES, \
-    apply_held, side_of
+from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, TAG, UNCOVERED, UWORK, WAIT, \
+    WRITES, apply_held, side_of
 
 __all__ = ["causal_run"]
 
@@ -74,6 +74,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     givers: Dict[int, int] = {}
     takers: Dict[int, int] = {}
     arrivers: Dict[int, int] = {}
+    slots: Dict[int, set] = {}             # resource -> the stages its steps touch
     for i, tops in enumerate(ops):
         for op in set(tops):                  # equal steps of a task share one Op
             b = op.bidx
@@ -89,6 +90,28 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                         return None
                     if d and (givers if d > 0 else takers).setdefault(p, i) != i:
                         return None
+                for a in rest[2]:
+                    if a[0] <= REL:
+                        slots.setdefault(a[1], set()).add(a[2])
+                    elif a[0] == UWORK:
+                        slots.setdefault(a[1], set()).add(-1)
+            if op.pend is not None:
+                slots.setdefault(op.pend[0], set()).add(op.pend[1])
+    # Without a witness to report, the accesses that can race with nothing are not
+    # followed: an access races only with one to an aliased resource at an overlapping
+    # stage, and the held actions of one resource and stage read and write only its own
+    # entries (the tags of a completion's reads aside, which are followed where kept).
+    # With a witness, every entry is followed, so that the complete state is the search's.
+    racy = None
+    if not witness:
+        partners: Dict[int, list] = {}
+        for ra, rb in prog.alias_pairs:
+            partners.setdefault(ra, []).append(rb)
+            partners.setdefault(rb, []).append(ra)
+        racy = {(r, sl) for r, sls in slots.items() for sl in sls
+                if any(sl == -1 or -1 in slots.get(r2, ()) or sl in slots.get(r2, ())
+                       for r2 in partners.get(r, ()))}
+        kept: Dict[int, tuple] = {}        # id of held actions -> the ones kept
 
     # ---- 1. the walk, with a vector clock per step
     pdl_idx, held_idx = lay.pdl_idx, lay.held_idx
@@ -160,12 +183,14 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         if p is not None:
             if b >= 0:
                 return None
-            lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c)))
+            if racy is None or (p[0], p[1]) in racy:
+                lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c)))
         if early_exit:
             # the walk's own states are reachable: a race in one of them will be found by
             # the search, which stops there
             now.pop(i, None)
-            if nxt < ns[i] and tops[nxt].pend is not None:
+            if nxt < ns[i] and tops[nxt].pend is not None and \
+                    (racy is None or (tops[nxt].pend[0], tops[nxt].pend[1]) in racy):
                 q = tops[nxt].pend
                 q = (q[0], q[1], q[2], i, q[3])
                 if _conflicts(alias, q, open_, now):
@@ -183,6 +208,13 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                         simple.append((p, d))
             if pdl_wait:
                 s[pdl_idx] = 1
+            if hact and racy is not None:
+                got = kept.get(id(hact))
+                if got is None:
+                    got = kept[id(hact)] = tuple(
+                        a for a in hact if a[0] == TAG or a[0] == CLEAR or
+                        (a[1], -1 if a[0] == UWORK else a[2]) in racy)
+                hact = got
             if hact:
                 new = apply_held(held, hact, i, eidx)
                 # (held maps are short tuples: membership tests beat building sets)
