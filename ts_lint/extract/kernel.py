@@ -378,7 +378,8 @@ class KernelMixin:
         from ts_runtime.rules.engine import run_manager_rules
         ctx = self.ctx
         try:
-            diags = run_manager_rules(kernel, with_checker=ctx.run_checker)
+            # (ts-lint prints no verbose report: the checker keeps no complete-run witness)
+            diags = run_manager_rules(kernel, with_checker=ctx.run_checker, witness=False)
         except Exception as exc:  # a crash in shared code must not lose the file's other findings
             ctx.report("TS999", f"internal error while checking this TaskManager: {type(exc).__name__}: {exc}",
                        rng, severity=Severity.WARNING)

@@ -7,13 +7,17 @@ for that rule instead of a traceback.
 from __future__ import annotations
 
 import traceback
-from typing import List
+from typing import Optional, List
 
 from ..diagnostics import Diagnostic, Severity
 from .registry import make_diagnostic, manager_rules
 
 
-def run_manager_rules(kernel, *, with_checker: bool = True) -> List[Diagnostic]:
+def run_manager_rules(kernel, *, with_checker: bool = True, witness: Optional[bool] = None) -> List[Diagnostic]:
+    """Every manager rule on `kernel`, then the exhaustive checker when the kernel asks
+    for it. `witness`: passed to the checker (`check_kernel`); a front end that never
+    prints the verbose report (ts-lint, ts-lsp) passes False and saves the complete-run
+    witness."""
     diags: List[Diagnostic] = []
     # one pass shared by the codes of a rule family (`shared_pass`) runs once per call
     kernel._ts_pass_cache = {}
@@ -31,7 +35,7 @@ def run_manager_rules(kernel, *, with_checker: bool = True) -> List[Diagnostic]:
     finally:
         del kernel._ts_pass_cache
     if with_checker and kernel.options.exhaustive_deadlock_race_check:
-        diags.extend(run_checker(kernel))
+        diags.extend(run_checker(kernel, witness=witness))
     return drop_consequences(diags)
 
 
@@ -72,13 +76,13 @@ def drop_consequences(diags: List[Diagnostic]) -> List[Diagnostic]:
             if not (d.severity is Severity.ERROR and CONSEQUENCES.get(d.code, set()) & errors)]
 
 
-def run_checker(kernel) -> List[Diagnostic]:
+def run_checker(kernel, witness: Optional[bool] = None) -> List[Diagnostic]:
     """The exhaustive interleaving checker (TS801-TS806), through its one interface."""
     try:
         from ..checker import check_kernel
     except ImportError:
         return []
-    result = check_kernel(kernel)
+    result = check_kernel(kernel, witness=witness)
     kernel.check_result = result
     return list(result.diagnostics)
 
