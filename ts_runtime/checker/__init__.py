@@ -14,7 +14,7 @@ interleaving is in `Diagnostic.trace`.
     reduce.py    partial-order reduction and task symmetry
     explore.py   the BFS
     linear.py    runs whose reduced search is one path, walked without compiling Ops
-    causal.py    aliased runs proved race-free by one walk and its happens-before order
+    causal.py    aliased runs decided by one walk and its happens-before order
     timeline.py  timelines and the printed report
 
 See docs/checker.md for the algorithm and why the bounds used are sufficient.
@@ -87,7 +87,8 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     linear: walk the runs whose reduced search is a single path without compiling them
     (linear.py; False: search every run, for comparison tests). causal: decide the
     aliased runs that one walk's happens-before order shows race-free without searching
-    them (causal.py; False: search them, for comparison tests).
+    them, and stop the search of those whose races it predicts once all are found
+    (causal.py; False: search them in full, for comparison tests).
     """
     # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:

@@ -7,7 +7,7 @@ for that rule instead of a traceback.
 from __future__ import annotations
 
 import traceback
-from typing import Optional, List
+from typing import List, Optional
 
 from ..diagnostics import Diagnostic, Severity
 from .registry import make_diagnostic, manager_rules
