@@ -47,13 +47,12 @@ from typing import Dict, List, Optional, Union
 from .explore import RACE, RunResult
 from .program import Program
 from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, TAG, UNCOVERED, UWORK, WAIT, \
-    WRITES, apply_held, side_of
+    apply_held, race_overlap
 
 __all__ = ["causal_run"]
 
 _TAGGED = ("tagged",)     # by_key's key of entries a completion wait may drop
 _CLOCK_EVERY = 1024       # steps between reads of the clock for the deadline
-_SIDE = tuple(side_of(a) for a in range(5))
 
 
 def causal_run(prog: Program, max_states: int, deadline: Optional[float],
@@ -323,12 +322,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             if not others:
                 continue
             for x, kx, ex in group:
-                tx, ax = x[3], x[2]
-                wx = ax in WRITES
-                side_x = _SIDE[ax]
                 for y, ky, ey in others:
-                    ay = y[2]
-                    if y[3] == tx or not (wx or ay in WRITES) or (ra, side_x, rb, _SIDE[ay]) not in alias:
+                    if race_overlap(alias, x, y) is None:
                         continue
                     # both live after the steps that start them, unless one ends before
                     if ex is not None and (kx[ex[0]] > ex[1] or ky[ex[0]] > ex[1]):
@@ -336,7 +331,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     if ey is not None and (kx[ey[0]] > ey[1] or ky[ey[0]] > ey[1]):
                         continue
                     # explore's race key of the pair
-                    races.add((RACE, frozenset({(tx, x[4], ra, ax), (y[3], y[4], rb, ay)})))
+                    races.add((RACE, frozenset({(x[3], x[4], ra, x[2]), (y[3], y[4], rb, y[2])})))
     if races:
         return frozenset(races)
 
@@ -353,18 +348,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
 
 def _conflicts(alias: dict, x: tuple, held, pending: dict) -> bool:
     """Whether access `x` ((resource, slot, access, task, ...)) races with a held entry or
-    a pending access of the walk's current state (explore's race test)."""
-    rx, sx, ax, tx = x[0], x[1], x[2], x[3]
-    if ax == PROD_HELD:
+    a pending access of the walk's current state (state.race_overlap)."""
+    if x[2] == PROD_HELD:
         return False
-    wx = ax in WRITES
-    side = _SIDE[ax]
-    for y in (*held, *pending.values()):
-        ay = y[2]
-        if y[3] == tx or y[0] == rx or ay == PROD_HELD or not (wx or ay in WRITES):
-            continue
-        if sx != y[1] and sx != -1 and y[1] != -1:
-            continue
-        if (rx, side, y[0], _SIDE[ay]) in alias:
-            return True
-    return False
+    return any(y[2] != PROD_HELD and race_overlap(alias, x, y) is not None
+               for y in (*held, *pending.values()))

@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 
 from .program import Program
 from .reduce import make_canonicalizer, por_tables, symmetry_classes
-from .state import PROD_HELD, UNCOVERED, WRITES, apply_held, side_of
+from .state import PROD_HELD, UNCOVERED, WRITES, apply_held, race_overlap
 
 __all__ = ["Finding", "RunResult", "explore"]
 
@@ -43,8 +43,6 @@ _bidx, _step, _pend, _launch = (attrgetter("bidx"), attrgetter("step"), attrgett
                                 attrgetter("launch"))
 
 DEADLOCK, RACE, PDL = "deadlock", "race", "pdl"
-# state.side_of by access code (PROD_HELD, PROD, PROD_C, CONS_HELD, CONS), for the race scan
-_SIDE = tuple(side_of(a) for a in range(5))
 
 
 @dataclass
@@ -217,20 +215,10 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
         n = len(items)
         for a in range(n - 1):
             xa = items[a]
-            ra, sa, aa, ta = xa[0], xa[1], xa[2], xa[3]
-            wa = aa in WRITES
-            side_a = _SIDE[aa]
+            wa = xa[2] in WRITES
             for b in range(a + 1, n):
                 xb = items[b]
-                if ta == xb[3] or ra == xb[0]:
-                    continue
-                ab = xb[2]
-                if not wa and ab not in WRITES:
-                    continue
-                sb = xb[1]
-                if sa != sb and sa != -1 and sb != -1:
-                    continue
-                ov = alias.get((ra, side_a, xb[0], _SIDE[ab]))
+                ov = race_overlap(alias, xa, xb)
                 if ov is None:
                     continue
                 w, o = (xa, xb) if wa else (xb, xa)

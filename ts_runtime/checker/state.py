@@ -34,7 +34,7 @@ from typing import List
 
 __all__ = [
     "PROD_HELD", "PROD", "PROD_C", "CONS_HELD", "CONS", "UNCOVERED", "ACCESS_NAMES", "WRITES",
-    "side_of", "Layout", "apply_held",
+    "side_of", "SIDE", "race_overlap", "Layout", "apply_held",
 ]
 
 PROD_HELD, PROD, PROD_C, CONS_HELD, CONS = 0, 1, 2, 3, 4
@@ -47,6 +47,27 @@ PRODUCER_SIDE = frozenset({PROD_HELD, PROD})
 def side_of(access: int) -> str:
     """Which allocation role map an access uses (producer or consumer requirements)."""
     return "producer" if access in PRODUCER_SIDE else "consumer"
+
+
+# side_of by access code (PROD_HELD, PROD, PROD_C, CONS_HELD, CONS)
+SIDE = tuple(side_of(a) for a in range(5))
+
+
+def race_overlap(alias: dict, x: tuple, y: tuple):
+    """The race test of two accesses `x`, `y` ((resource, slot, access, task, ...), neither
+    PROD_HELD: model.md §9, "Race"), shared by the search's race scan and causal.py: the
+    memory both touch (the alias table's overlap) when they are by different tasks, on
+    different resources whose role ranges overlap, at overlapping slots (-1: every slot),
+    and at least one is a write; else None."""
+    if x[3] == y[3] or x[0] == y[0]:
+        return None
+    ax, ay = x[2], y[2]
+    if ax not in WRITES and ay not in WRITES:
+        return None
+    sx, sy = x[1], y[1]
+    if sx != sy and sx != -1 and sy != -1:
+        return None
+    return alias.get((x[0], SIDE[ax], y[0], SIDE[ay]))
 
 
 class Layout:
