@@ -116,7 +116,9 @@ def agrees(k, note=None, tiles=None):
     with_it = check_kernel(k, max_findings=10**6, tiles=tiles)
     without = check_kernel(k, causal=False, max_findings=10**6, tiles=tiles)
     assert with_it.complete == without.complete
-    assert with_it.states_explored <= without.states_explored or answered
+    # a walk follows one path of the reduced graph (its macro-steps), and a search with
+    # expected races stops early: never more states than the search
+    assert with_it.states_explored <= without.states_explored
 
     def diags(r):
         return [(d.code, d.message, d.range.line, [x.range.line for x in d.related],
