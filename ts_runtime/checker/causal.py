@@ -44,7 +44,7 @@ import time
 from bisect import bisect_left
 from typing import Dict, List, Optional, Union
 
-from .explore import RACE, RunResult
+from .explore import RACE, RunResult, trails
 from .program import Program
 from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, TAG, UNCOVERED, UWORK, WAIT, \
     apply_held, race_overlap
@@ -139,7 +139,6 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     trailing = False
     while True:
         if trailing:
-            # a trailing step runs with the step before it (explore.MacroSteps)
             c = s[i]
             op = ops[i][c]
             b = -1
@@ -162,7 +161,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 return None
         tops = ops[i]
         nxt = c + 1
-        trailing = nxt < ns[i] and tops[nxt].trail and (nxt + 1 >= ns[i] or not tops[nxt + 1].vis)
+        trailing = trails(tops, nxt)       # run with this step, as explore.MacroSteps does
         prev = last[i]
         if b >= 0 and givers.get(b, i) != i:
             need = taken.get(b, 0) - initial[b] + 1      # gives the take needs

@@ -414,6 +414,13 @@ def _plain_steps(tops) -> list:
     return [(simple, rest, c + 1) for c, (simple, rest) in enumerate(map(_step, tops))]
 
 
+def trails(tops, k: int) -> bool:
+    """Whether step `k` of a task's ops runs as part of the step before it (MacroSteps):
+    a trailing step (`Op.trail`) whose own next step is not observed (a pending access or
+    a launch)."""
+    return k < len(tops) and tops[k].trail and (k + 1 >= len(tops) or not tops[k + 1].vis)
+
+
 class MacroSteps(dict):
     """Position c -> (simple moves, rest, next position) of the *macro-step* that starts
     with step c of a task's ops and goes on through the trailing steps after it
@@ -429,16 +436,15 @@ class MacroSteps(dict):
 
     def __missing__(self, c: int) -> tuple:
         tops = self.tops
-        n = len(tops)
         simple, rest = tops[c].step
         nxt = c + 1
         # a trailing step joins unless the step after it is observed (a pending access or
         # a launch): the task's pending access appears only by a step of its own, never
         # inside a macro-step, so every state the search skips shows what the state after
         # the macro-step shows (credits aside, which only grow)
-        if nxt < n and tops[nxt].trail and (nxt + 1 >= n or not tops[nxt + 1].vis):
+        if trails(tops, nxt):
             moves = list(simple)
-            while nxt < n and tops[nxt].trail and (nxt + 1 >= n or not tops[nxt + 1].vis):
+            while trails(tops, nxt):
                 moves.extend(tops[nxt].step[0])
                 nxt += 1
             simple = tuple(moves)
