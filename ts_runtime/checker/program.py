@@ -84,7 +84,9 @@ class Op:
         self._eff = eff
         # for the search (explore.py), with the state layout's offsets: the state index
         # of the pool it blocks on, its effect on the state, its pending access
-        self.bidx, simple, rounds, self.dmask = einfo
+        bidx, simple, rounds, dmask = einfo
+        self.bidx = bidx
+        self.dmask = dmask
         self.held = held
         self.pdl = pdl
         self.pending = pending   # (resource, slot, access) when this is a work access to an aliased resource
@@ -94,7 +96,8 @@ class Op:
         # moves, None or (shared rounds, PDL wait, held micro-actions, entry index)), as
         # most steps only move single-participant credits
         pdl_wait = pdl == PDL_WAIT
-        self.step = (simple, (rounds, pdl_wait, held, eidx) if rounds or pdl_wait or held else None)
+        rest = (rounds, pdl_wait, held, eidx) if rounds or pdl_wait or held else None
+        self.step = (simple, rest)
         # for the partial-order reduction (reduce.py): whether the step is a launch, whether
         # a task about to run it is observed (a pending access or a launch), and whether
         # running it is observed (that, or a held-state or PDL effect)
@@ -103,13 +106,14 @@ class Op:
             self.pend = None
             self.vis = launch
             self.loud = bool(held or pdl)
+            # for the search's macro-steps (explore.MacroSteps): a *trailing* step can run
+            # as part of the step before it: it never blocks, only adds credits to single-
+            # participant pools, and nothing observes it
+            self.trail = bidx < 0 and rest is None and not launch and dmask == 0
         else:
             self.pend = pending + (eidx,)
             self.vis = self.loud = True
-        # for the search's macro-steps (explore.MacroSteps): a *trailing* step can run as
-        # part of the step before it: it never blocks, only adds credits to single-
-        # participant pools, and nothing observes it
-        self.trail = self.bidx < 0 and self.step[1] is None and pending is None and not launch and self.dmask == 0
+            self.trail = False
 
     @property
     def range(self):
