@@ -207,6 +207,11 @@ _MISSPELT_ENUM = _VALID.replace("from ts_runtime.pipeline import CooperativeGrou
     "        producer_signaling_threads=SignalingThreads.Al)  # expect: TS963")
 _SPELT_ENUM = _MISSPELT_ENUM.replace("SignalingThreads.Al)  # expect: TS963", "SignalingThreads.All)")
 
+# a schedule that releases a resource it reads from the build function's scope instead of
+# its parameter: the object itself has no pipeline operations
+_CAPTURED_RESOURCE = _VALID.replace("            smem.release()\n", "            inp.release()  # expect: TS963\n", 1)
+assert _CAPTURED_RESOURCE != _VALID
+
 UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
     An attribute that a ts API class or enum does not have, in code the kernel build runs.
 
@@ -220,18 +225,23 @@ UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
     handler or in functions run only with assumed arguments. In the work methods a
     schedule of the kernel calls (and the `self.helper(...)` methods they call), also
     `stage_info.<name>` where `StageInfo` has no such field, where the body certainly
-    gets there (not under a condition ts-lint cannot decide).
+    gets there (not under a condition ts-lint cannot decide). In an `@schedule` body, also
+    `<resource>.<name>` where the resource is not one of the schedule's parameters but
+    read from an enclosing scope (the object itself, not a schedule proxy: it has no
+    pipeline operations, nor the work methods of other classes) and its class has no
+    such attribute (`out.try_acquire()` with `out` the build function's local).
     ## Why is this bad?
     Python raises AttributeError there and the kernel is never built; the reference
     reports it as a bare exception while tracing (`'StageInfo' object has no attribute
-    'stage_index'` when the kernel is compiled).
+    'stage_index'` when the kernel is compiled; `'InGmem' object has no attribute
+    'release'` when the schedule is captured).
     ## Example
     `PipelineConfig.create_async_pipeline_cfg(...)` (the factories are
     `create_async_async_pipeline_cfg`, `create_tma_async_pipeline_cfg`, ...).
     ## Use instead
     The attribute's real name.
     """, phase="frontend", severity=Severity.ERROR, exc="AttributeError", valid=[_VALID, _SPELT_ENUM],
-    invalid=[_MISSPELT_FACTORY, _MISSPELT_ENUM])
+    invalid=[_MISSPELT_FACTORY, _MISSPELT_ENUM, _CAPTURED_RESOURCE])
 
 _FUNCTION_ARITHMETIC_OK = _VALID.replace("    inp, out = InGmem(", "    def tiles():\n        return 8\n\n"
                                          "    inp, out = InGmem(").replace(

@@ -455,6 +455,9 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 if isinstance(m, ResourceObj) and m.attrs.get("name") == name:
                     return MemberRefVal(m, obj)
             self._unknown_group_member(obj, name, members, node)
+        elif isinstance(obj, ResourceObj) and self.it.captures and node is not None and \
+                _resource_lacks(obj, name):
+            missing_resource_attribute(self.it, obj, name, node)
         return UNKNOWN
 
     def _unknown_group_member(self, obj, name, members, node):
@@ -817,6 +820,54 @@ def _live_api_class(ts_name: str):
     """The ts_runtime class a BuiltinNS stands for (its attributes are the reference's)."""
     from ts_runtime import resources as R
     return getattr(R, ts_name, None)
+
+
+# The reference's public MemoryResource attributes that ts_runtime's class does not have
+# (its internal runtime-state helpers): a user resource has them under the reference.
+_REFERENCE_RESOURCE_ONLY = frozenset({
+    "consumer_release_state", "consumer_state", "consumer_status", "consumer_work_stage", "copy_consumer_vars_to",
+    "copy_consumer_vars_to_consumer_of", "create_consumer_variables", "create_consumer_variables_internal",
+    "create_producer_variables", "create_producer_variables_internal", "dummy", "get_consumer_var",
+    "get_producer_acquire_state", "get_producer_commit_state", "get_producer_var", "get_producer_work_state",
+    "initialize_runtime_state_internal", "load_consumer_status", "load_producer_status", "pipeline_group",
+    "producer_commit_state", "producer_state", "producer_status", "set_consumer_var", "store_consumer_status",
+    "store_producer_status"})
+
+
+def _resource_lacks(obj, name: str) -> bool:
+    """Whether the resource object `obj` (a direct MemoryResource subclass instance whose
+    every class ts-lint has read) certainly has no attribute `name`: not set on it, not in
+    its classes, not on MemoryResource under either implementation, and no class that
+    could make attributes up (`__getattr__`, a metaclass, an unmodelled decorator)."""
+    if name.startswith("_") or obj.uncertain is not None or obj.lost_init is not None or name in obj.attrs:
+        return False
+    live = []
+    for k in obj.cls.mro:
+        if k.live is not None:
+            live.append(k.live)
+        elif k.builtin is not None and k.builtin != "object":
+            return False                 # a class ts-lint does not read
+        elif k.builtin is None and ("__getattr__" in k.namespace or "__getattribute__" in k.namespace or
+                                    k.metaclass is not None or k.opaque_init or k.decorate_error):
+            return False
+    from ts_runtime.resources import MemoryResource
+    if live != [MemoryResource] or name in _REFERENCE_RESOURCE_ONLY or hasattr(MemoryResource, name):
+        return False
+    return name not in {f.name for f in dataclasses.fields(MemoryResource)}
+
+
+def missing_resource_attribute(it, obj, name: str, node) -> None:
+    """TS963 for `res.name` in an @schedule body where `res` is a resource object itself
+    (read from an enclosing scope, not a schedule parameter, so not a schedule proxy) and
+    its class has no attribute `name` (`out.try_acquire()`): Python raises AttributeError
+    there, under either implementation, and the kernel is never built."""
+    cls = obj.cls.name
+    label = obj.attrs.get("name")
+    what = f" ('{label}')" if isinstance(label, str) else ""
+    it.certain_error(node, "TS963", f"'{cls}' object has no attribute '{name}': the resource{what} is read from an "
+                     f"enclosing scope, not passed to the schedule, so it is the object itself and not a schedule "
+                     f"proxy (pipeline operations and work calls exist only on the proxies of the schedule's "
+                     f"parameters): Python raises AttributeError here")
 
 
 def missing_api_attribute(it, owner: str, live, name: str, node) -> None:

@@ -1,0 +1,62 @@
+"""TS963 on a resource an @schedule body reads from an enclosing scope instead of a
+parameter (ts_lint/extract/tsapi.py `missing_resource_attribute`).
+
+Found by differential fuzzing (a call's receiver replaced by another resource of the
+build function): the object itself is not a schedule proxy, so `inp.release()` raises
+AttributeError under both implementations and ts-lint had been silent, or reported only
+what the missing call left behind (unbalanced pipelines). The rule example in
+ts_lint/rules_lint.py runs the same program through the reference. These pin the exact
+line, that nothing else is reported after it, and where ts-lint stays silent.
+"""
+from __future__ import annotations
+
+import pytest
+
+from ts_runtime.diagnostics import Severity
+from ts_lint.api import lint_source
+from ts_lint.rules_lint import _VALID
+
+_RELEASE = "            smem.release()\n"
+
+
+def _errors(src: str) -> list:
+    return [(d.code, d.range.line) for d in lint_source(src, "kernel.py") if d.severity is Severity.ERROR]
+
+
+def _line(src: str, text: str) -> int:
+    return src.splitlines().index(text.rstrip("\n")) + 1
+
+
+def test_a_pipeline_operation_on_a_captured_resource():
+    src = _VALID.replace(_RELEASE, "            inp.release()\n", 1)
+    assert _errors(src) == [("TS963", _line(src, "            inp.release()"))]
+    d = next(d for d in lint_source(src, "kernel.py") if d.code == "TS963")
+    assert d.message.startswith("'InGmem' object has no attribute 'release': the resource ('in') is read from "
+                                "an enclosing scope")
+
+
+def test_a_work_method_of_another_class_on_a_captured_resource():
+    src = _VALID.replace("            output_gmem.store(smem_val=v)\n", "            inp.store(smem_val=v)\n", 1)
+    assert _errors(src) == [("TS963", _line(src, "            inp.store(smem_val=v)"))]
+
+
+@pytest.mark.parametrize("edit", [
+    # the schedule's own parameter: a proxy (its pipeline operations exist)
+    (_RELEASE, _RELEASE),
+    # a method the captured resource's class has
+    (_RELEASE, "            smem.release()\n            inp.compute_coords\n"),
+    # under a handler: the AttributeError may be caught
+    (_RELEASE, "            smem.release()\n            try:\n                inp.release()\n"
+               "            except AttributeError:\n                pass\n"),
+])
+def test_attributes_that_exist_or_may_be_caught_are_not_reported(edit):
+    src = _VALID.replace(edit[0], edit[1], 1)
+    assert "TS963" not in {c for c, _ in _errors(src)}
+
+
+def test_a_class_that_makes_attributes_up_is_not_judged():
+    src = _VALID.replace("class InGmem(MemoryResource):\n",
+                         "class InGmem(MemoryResource):\n    def __getattr__(self, name):\n"
+                         "        return lambda *a, **k: None\n", 1).replace(
+        _RELEASE, "            smem.release()\n            inp.release()\n", 1)
+    assert "TS963" not in {c for c, _ in _errors(src)}
