@@ -229,7 +229,9 @@ UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
     `<resource>.<name>` where the resource is not one of the schedule's parameters but
     read from an enclosing scope (the object itself, not a schedule proxy: it has no
     pipeline operations, nor the work methods of other classes) and its class has no
-    such attribute (`out.try_acquire()` with `out` the build function's local).
+    such attribute (`out.try_acquire()` with `out` the build function's local); and,
+    anywhere, a pipeline operation (`acquire`, `commit`, `wait`, ...) called on a resource
+    object outside any schedule body (a statement moved out of its `@schedule`).
     ## Why is this bad?
     Python raises AttributeError there and the kernel is never built; the reference
     reports it as a bare exception while tracing (`'StageInfo' object has no attribute

@@ -1,5 +1,6 @@
-"""TS963 on a resource an @schedule body reads from an enclosing scope instead of a
-parameter (ts_lint/extract/tsapi.py `missing_resource_attribute`).
+"""TS963 on a resource object used where a schedule proxy was meant: an @schedule body
+reading it from an enclosing scope instead of a parameter, or a pipeline operation moved
+out of its schedule (ts_lint/extract/tsapi.py `missing_resource_attribute`).
 
 Found by differential fuzzing (a call's receiver replaced by another resource of the
 build function): the object itself is not a schedule proxy, so `inp.release()` raises
@@ -59,4 +60,18 @@ def test_a_class_that_makes_attributes_up_is_not_judged():
                          "class InGmem(MemoryResource):\n    def __getattr__(self, name):\n"
                          "        return lambda *a, **k: None\n", 1).replace(
         _RELEASE, "            smem.release()\n            inp.release()\n", 1)
+    assert "TS963" not in {c for c, _ in _errors(src)}
+
+
+def test_a_pipeline_operation_moved_out_of_its_schedule():
+    src = _VALID.replace("    tasks = [\n", "    smem.commit()\n    tasks = [\n", 1)
+    assert _errors(src) == [("TS963", _line(src, "    smem.commit()"))]
+    d = next(d for d in lint_source(src, "kernel.py") if d.code == "TS963")
+    assert "outside an @schedule body the resource ('smem') is the object itself" in d.message
+
+
+def test_outside_a_schedule_only_pipeline_operations_are_judged():
+    # another missing attribute of a resource in host code may have been set where ts-lint
+    # did not look: not judged
+    src = _VALID.replace("    tasks = [\n", "    smem.tma_atom\n    tasks = [\n", 1)
     assert "TS963" not in {c for c, _ in _errors(src)}

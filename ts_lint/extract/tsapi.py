@@ -15,6 +15,7 @@ import dataclasses
 import libcst as cst
 
 from ts_runtime import enums as E
+from ts_runtime.model.builder import STANDARD_OPS
 from ts_runtime.model.kernel import WorkMethodModel
 from ts_runtime.model.values import is_static_int
 from ts_runtime.source import SourceRange
@@ -455,8 +456,10 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 if isinstance(m, ResourceObj) and m.attrs.get("name") == name:
                     return MemberRefVal(m, obj)
             self._unknown_group_member(obj, name, members, node)
-        elif isinstance(obj, ResourceObj) and self.it.captures and node is not None and \
-                _resource_lacks(obj, name):
+        elif isinstance(obj, ResourceObj) and node is not None and \
+                (self.it.captures or name in STANDARD_OPS) and _resource_lacks(obj, name):
+            # in an @schedule body, any attribute; elsewhere, a pipeline operation (never
+            # an attribute of a resource object, so never one set where ts-lint did not look)
             missing_resource_attribute(self.it, obj, name, node)
         return UNKNOWN
 
@@ -857,17 +860,22 @@ def _resource_lacks(obj, name: str) -> bool:
 
 
 def missing_resource_attribute(it, obj, name: str, node) -> None:
-    """TS963 for `res.name` in an @schedule body where `res` is a resource object itself
-    (read from an enclosing scope, not a schedule parameter, so not a schedule proxy) and
-    its class has no attribute `name` (`out.try_acquire()`): Python raises AttributeError
-    there, under either implementation, and the kernel is never built."""
+    """TS963 for `res.name` where `res` is a resource object itself, not a schedule proxy
+    (in an @schedule body, read from an enclosing scope instead of a parameter; or a
+    pipeline operation called outside any schedule body) and its class has no attribute
+    `name` (`out.try_acquire()`): Python raises AttributeError there, under either
+    implementation, and the kernel is never built."""
     cls = obj.cls.name
     label = obj.attrs.get("name")
     what = f" ('{label}')" if isinstance(label, str) else ""
-    it.certain_error(node, "TS963", f"'{cls}' object has no attribute '{name}': the resource{what} is read from an "
-                     f"enclosing scope, not passed to the schedule, so it is the object itself and not a schedule "
-                     f"proxy (pipeline operations and work calls exist only on the proxies of the schedule's "
-                     f"parameters): Python raises AttributeError here")
+    if it.captures:
+        why = (f"the resource{what} is read from an enclosing scope, not passed to the schedule, so it is the "
+               f"object itself and not a schedule proxy")
+    else:
+        why = f"outside an @schedule body the resource{what} is the object itself, not a schedule proxy"
+    it.certain_error(node, "TS963", f"'{cls}' object has no attribute '{name}': {why} (pipeline operations and work "
+                     f"calls exist only on the proxies of a schedule's parameters): Python raises AttributeError "
+                     f"here")
 
 
 def missing_api_attribute(it, owner: str, live, name: str, node) -> None:
