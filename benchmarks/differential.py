@@ -34,8 +34,8 @@ Judged, per variant:
   race, PDL order), ts_runtime reports the same finding (TS801 / TS802 / TS803, or the
   variant codes TS804 / TS805);
 * *front ends*: ts-lint's error codes are ts_runtime's (a syntax error: ts-lint's TS000,
-  the runtime's SyntaxError; an AttributeError, which the runtime raises as Python does:
-  ts-lint's TS963).
+  the runtime's SyntaxError; an AttributeError or a TypeError, which the runtime raises as
+  Python does: ts-lint's TS963 or TS907).
 """
 from __future__ import annotations
 
@@ -272,6 +272,8 @@ def judge(rec: dict) -> dict:
         same = lint == {"TS000"}
     elif rt["exc"] == "AttributeError":
         same = lint == {"TS963"}
+    elif rt["exc"] == "TypeError":
+        same = lint == {"TS907"}
     else:
         same = bool(lint)
     out["front ends"] = same

@@ -1,11 +1,13 @@
-"""TS963 on a resource object used where a schedule proxy was meant: an @schedule body
-reading it from an enclosing scope instead of a parameter, or a pipeline operation moved
-out of its schedule (ts_lint/extract/tsapi.py `missing_resource_attribute`).
+"""TS963 / TS907 on a resource object used where a schedule proxy was meant: an @schedule
+body reading it from an enclosing scope instead of a parameter, or a pipeline operation
+moved out of its schedule (ts_lint/extract/tsapi.py `missing_resource_attribute`,
+`direct_work_call`).
 
 Found by differential fuzzing (a call's receiver replaced by another resource of the
 build function): the object itself is not a schedule proxy, so `inp.release()` raises
-AttributeError under both implementations and ts-lint had been silent, or reported only
-what the missing call left behind (unbalanced pipelines). The rule example in
+AttributeError (and `out.store(...)` a TypeError: the work method itself runs, without its
+stage_info) under both implementations, and ts-lint had been silent, or reported only what
+the missing call left behind (unbalanced pipelines). The rule example in
 ts_lint/rules_lint.py runs the same program through the reference. These pin the exact
 line, that nothing else is reported after it, and where ts-lint stays silent.
 """
@@ -75,3 +77,17 @@ def test_outside_a_schedule_only_pipeline_operations_are_judged():
     # did not look: not judged
     src = _VALID.replace("    tasks = [\n", "    smem.tma_atom\n    tasks = [\n", 1)
     assert "TS963" not in {c for c, _ in _errors(src)}
+
+
+def test_a_work_method_called_on_the_captured_resource_itself():
+    # `out` is the object the schedule's `output_gmem` proxy stands for: called directly,
+    # the method itself runs, without its stage_info (TypeError under both implementations)
+    src = _VALID.replace("            output_gmem.store(smem_val=v)\n", "            out.store(smem_val=v)\n", 1)
+    assert _errors(src) == [("TS907", _line(src, "            out.store(smem_val=v)"))]
+    d = next(d for d in lint_source(src, "kernel.py") if d.code == "TS907")
+    assert d.message.startswith("OutGmem.store(...): missing a required argument: 'stage_info'")
+
+
+def test_a_direct_work_call_that_binds_is_not_judged():
+    src = _VALID.replace("            output_gmem.store(smem_val=v)\n", "            out.store(None, smem_val=v)\n", 1)
+    assert "TS907" not in {c for c, _ in _errors(src)}

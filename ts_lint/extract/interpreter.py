@@ -188,6 +188,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 if f.live is not None:
                     self.ts.bind_api(f.live, f.live_what, args, kwargs, node, method=True)
                 return f.impl(self, [fn.self_val] + list(args), kwargs, node)
+            if self.captures and isinstance(fn.self_val, ResourceObj):
+                from .tsapi import WorkMethodVal, direct_work_call
+                if isinstance(f, WorkMethodVal):
+                    direct_work_call(self, fn.self_val, f, args, kwargs, node)
             return self.call(f, [fn.self_val] + list(args), kwargs, node)
         if isinstance(fn, BuiltinFunc):
             if fn.live is not None:

@@ -878,6 +878,32 @@ def missing_resource_attribute(it, obj, name: str, node) -> None:
                      f"here")
 
 
+def direct_work_call(it, obj, wm, args, kwargs, node) -> None:
+    """TS907 for a work method an @schedule body calls on a resource object it reads from
+    an enclosing scope (not a parameter, so not a schedule proxy): Python calls the method
+    itself, and without a `stage_info` the call does not bind (`SmemAB.tma_load() missing
+    1 required positional argument: 'stage_info'`), under either implementation. Only
+    for a method with no decorator but its work decorator (another, `@cute.jit`, may bind
+    otherwise) and a call without `*` / `**` unpacking."""
+    from .workbody import _signature_of
+    func = wm.func
+    if node is None or not isinstance(func, FuncVal) or len(func.node.decorators) != 1 or \
+            any(getattr(a, "star", "") for a in getattr(node, "args", ())):
+        return
+    sig = _signature_of(func)
+    if sig is None:
+        return
+    try:
+        sig.bind(obj, *args, **kwargs)
+    except TypeError as exc:
+        from ts_runtime.api_calls import message
+        label = obj.attrs.get("name")
+        what = f" ('{label}')" if isinstance(label, str) else ""
+        it.certain_error(node, "TS907", message(f"{obj.cls.name}.{func.name}(...)", str(exc)) +
+                         f": the resource{what} is read from an enclosing scope, not passed to the schedule, so "
+                         f"this calls the work method itself instead of recording a work call")
+
+
 def missing_api_attribute(it, owner: str, live, name: str, node) -> None:
     """TS963 when `owner.name` names nothing on the ts API class or enum `live` (a
     misspelt factory, `PipelineConfig.create_async_pipeline_cfg`; an enum member that does
