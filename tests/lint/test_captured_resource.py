@@ -13,12 +13,15 @@ line, that nothing else is reported after it, and where ts-lint stays silent.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ts_runtime.diagnostics import Severity
 from ts_lint.api import lint_source
 from ts_lint.rules_lint import _VALID
 
+ROOT = Path(__file__).resolve().parents[2]
 _RELEASE = "            smem.release()\n"
 
 
@@ -91,3 +94,11 @@ def test_a_work_method_called_on_the_captured_resource_itself():
 def test_a_direct_work_call_that_binds_is_not_judged():
     src = _VALID.replace("            output_gmem.store(smem_val=v)\n", "            out.store(None, smem_val=v)\n", 1)
     assert "TS907" not in {c for c, _ in _errors(src)}
+
+
+def test_a_pdl_launch_moved_out_of_its_schedule():
+    # a ts API resource's work method (ts_runtime's signature, the reference's): the call
+    # runs PdlLaunchBarrier.launch_griddep itself, without its stage_info
+    src = (ROOT / "examples" / "06_pdl.py").read_text()
+    src = src.replace("        pdl_launch.launch_griddep()", "    pdl_launch.launch_griddep()", 1)
+    assert _errors(src) == [("TS907", _line(src, "    pdl_launch.launch_griddep()    # the next grid may start now"))]

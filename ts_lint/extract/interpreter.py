@@ -188,11 +188,14 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 if f.live is not None:
                     self.ts.bind_api(f.live, f.live_what, args, kwargs, node, method=True)
                 return f.impl(self, [fn.self_val] + list(args), kwargs, node)
-            if self.captures and isinstance(fn.self_val, ResourceObj):
+            if isinstance(fn.self_val, ResourceObj):
                 from .tsapi import WorkMethodVal, direct_work_call
                 if isinstance(f, WorkMethodVal):
                     direct_work_call(self, fn.self_val, f, args, kwargs, node)
             return self.call(f, [fn.self_val] + list(args), kwargs, node)
+        if isinstance(fn, BuiltinFunc) and isinstance(fn.self_val, ResourceObj):
+            from .tsapi import direct_live_work_call
+            direct_live_work_call(self, fn, args, kwargs, node)
         if isinstance(fn, BuiltinFunc):
             if fn.live is not None:
                 self.ts.bind_api(fn.live, fn.live_what, args, kwargs, node, method=fn.live_method)

@@ -879,19 +879,41 @@ def missing_resource_attribute(it, obj, name: str, node) -> None:
 
 
 def direct_work_call(it, obj, wm, args, kwargs, node) -> None:
-    """TS907 for a work method an @schedule body calls on a resource object it reads from
-    an enclosing scope (not a parameter, so not a schedule proxy): Python calls the method
-    itself, and without a `stage_info` the call does not bind (`SmemAB.tma_load() missing
-    1 required positional argument: 'stage_info'`), under either implementation. Only
-    for a method with no decorator but its work decorator (another, `@cute.jit`, may bind
-    otherwise) and a call without `*` / `**` unpacking."""
+    """TS907 for a work method called on a resource object itself, not through a schedule
+    proxy: in an @schedule body on a resource read from an enclosing scope instead of a
+    parameter, or outside any schedule body (a statement moved out of its schedule).
+    Python calls the method itself, and without a `stage_info` the call does not bind
+    (`SmemAB.tma_load() missing 1 required positional argument: 'stage_info'`), under
+    either implementation. Only for a method with no decorator but its work decorator
+    (another, `@cute.jit`, may bind otherwise) and a call without `*` / `**` unpacking."""
     from .workbody import _signature_of
     func = wm.func
-    if node is None or not isinstance(func, FuncVal) or len(func.node.decorators) != 1 or \
-            any(getattr(a, "star", "") for a in getattr(node, "args", ())):
+    if not isinstance(func, FuncVal) or len(func.node.decorators) != 1:
         return
-    sig = _signature_of(func)
-    if sig is None:
+    _bind_direct(it, obj, func.name, _signature_of(func), args, kwargs, node)
+
+
+def direct_live_work_call(it, fn, args, kwargs, node) -> None:
+    """`direct_work_call` for a work method of a ts API resource class
+    (`pdl_launch.launch_griddep()` outside its schedule): the method is ts_runtime's,
+    whose signature is the reference's."""
+    import inspect
+    obj = fn.self_val
+    for k in obj.cls.mro:
+        m = getattr(k.live, fn.name, None) if k.live is not None else None
+        if m is not None:
+            if getattr(m, "__ts_work__", None) is None:
+                return
+            try:
+                sig = inspect.signature(m)
+            except (TypeError, ValueError):
+                return
+            _bind_direct(it, obj, fn.name, sig, args, kwargs, node)
+            return
+
+
+def _bind_direct(it, obj, name: str, sig, args, kwargs, node) -> None:
+    if sig is None or node is None or any(getattr(a, "star", "") for a in getattr(node, "args", ())):
         return
     try:
         sig.bind(obj, *args, **kwargs)
@@ -899,9 +921,11 @@ def direct_work_call(it, obj, wm, args, kwargs, node) -> None:
         from ts_runtime.api_calls import message
         label = obj.attrs.get("name")
         what = f" ('{label}')" if isinstance(label, str) else ""
-        it.certain_error(node, "TS907", message(f"{obj.cls.name}.{func.name}(...)", str(exc)) +
-                         f": the resource{what} is read from an enclosing scope, not passed to the schedule, so "
-                         f"this calls the work method itself instead of recording a work call")
+        where = ("is read from an enclosing scope, not passed to the schedule" if it.captures else
+                 "is used outside any @schedule body")
+        it.certain_error(node, "TS907", message(f"{obj.cls.name}.{name}(...)", str(exc)) +
+                         f": the resource{what} {where}, so this calls the work method itself instead of "
+                         f"recording a work call on a schedule proxy")
 
 
 def missing_api_attribute(it, owner: str, live, name: str, node) -> None:

@@ -122,10 +122,11 @@ rule("TS907", "api-call-mismatch", """
     binds, in the work methods a schedule of the kernel calls, each `self.helper(...)` call
     of a method of the resource class that certainly runs (`self._init()` for
     `def _init(self, stage_info)`): the kernel raises that TypeError when it is traced
-    (the runtime gets it as a plain exception then); and, in an `@schedule` body, a work
-    method called on a resource read from an enclosing scope instead of a parameter (the
-    object itself, not its schedule proxy: Python calls the method, without a
-    `stage_info`; a plain TypeError at run time too).
+    (the runtime gets it as a plain exception then); and a work method called on a
+    resource object itself instead of a schedule proxy (in an `@schedule` body, on a
+    resource read from an enclosing scope instead of a parameter; or outside any schedule
+    body, `pdl_launch.launch_griddep()` moved out of its schedule): Python calls the
+    method, without a `stage_info` (a plain TypeError at run time too).
     ## Why is this bad?
     The module fails with a TypeError when the kernel is built; nothing after the call is
     checked.
