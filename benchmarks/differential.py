@@ -325,7 +325,7 @@ def main(argv=None) -> int:
     out = [
         "# Differential fuzzing: ts_runtime, ts-lint and the reference on single-defect variants",
         "",
-        f"- date: {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- command: `python benchmarks/differential.py --variants {args.variants} --seed {args.seed}` "
         f"({len(variants)} variants, {elapsed:.0f} s)",
         "- every variant runs with `exhaustive_deadlock_race_check=True`; see the module docstring for the "
