@@ -303,6 +303,11 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", help="write the tables to this file")
     ap.add_argument("--keep", help="write the variants to this folder (default: a temporary one)")
     args = ap.parse_args(argv)
+    from oracle import reference_available
+    if not reference_available():
+        print("the reference (nvidia-cutlass-dsl with cutlass.experimental.task_scheduling) is not importable "
+              "here: nothing to compare with", file=sys.stderr)
+        return 2
     t0 = time.time()
     variants = make_variants(args.variants, args.seed)
     with tempfile.TemporaryDirectory(prefix="ts_differential_") as tmp:
