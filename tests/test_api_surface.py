@@ -130,3 +130,19 @@ def test_resources_of_a_compiled_kernel_have_no_attribute_ts_lint_does_not_know(
     assert len(seen) > 3
     lacking = [n for n in seen if n not in base_attribute_names()]
     assert not lacking, " ".join(lacking)
+
+@pytest.mark.skipif(not reference_available(), reason="reference not installed")
+def test_the_resource_names_ts963_takes_from_the_reference():
+    """TS963 on a resource object itself (ts_lint/extract/tsapi.py `_resource_lacks`) takes
+    a MemoryResource's names from ts_runtime's class, its fields and
+    `reference_resource_names()`: every name the reference's class and a built resource
+    have is among them, so a name the reference's objects have is never reported."""
+    import dataclasses as dc
+    from ts_lint.extract.tsapi import reference_resource_names
+    from ts_runtime.resources import MemoryResource
+    p = subprocess.run([reference_python(), "-c", _RESOURCE_SCRIPT], capture_output=True, text=True, timeout=300)
+    line = next(x for x in p.stdout.splitlines() if x.startswith("@@"))
+    ref = json.loads(line[2:])
+    ours = set(dir(MemoryResource)) | {f.name for f in dc.fields(MemoryResource)} | reference_resource_names()
+    lacking = [n for n in ref["MemoryResource"]["names"] + ref["instance"] if not n.startswith("_") and n not in ours]
+    assert not lacking, lacking

@@ -102,3 +102,19 @@ def test_a_pdl_launch_moved_out_of_its_schedule():
     src = (ROOT / "examples" / "06_pdl.py").read_text()
     src = src.replace("        pdl_launch.launch_griddep()", "    pdl_launch.launch_griddep()", 1)
     assert _errors(src) == [("TS907", _line(src, "    pdl_launch.launch_griddep()    # the next grid may start now"))]
+
+
+@pytest.mark.parametrize("edit", [
+    # given to code ts-lint does not run, which may set attributes on it
+    ("    alloc = SmemAllocator()", "    import some_unknown_module\n    some_unknown_module.prepare(inp)\n"
+                                  "    alloc = SmemAllocator()"),
+    # a setattr of a name ts-lint does not know
+    ("    alloc = SmemAllocator()", "    import some_unknown_module\n    setattr(inp, some_unknown_module.NAME, 1)\n"
+                                  "    alloc = SmemAllocator()"),
+    # the file stores that name somewhere (in code the build may run where ts-lint did not look)
+    ("def build(", "def patch(r):\n    r.release = lambda: None\n\ndef build("),
+])
+def test_a_resource_whose_attributes_may_have_been_set_is_not_judged(edit):
+    src = _VALID.replace(_RELEASE, "            inp.release()\n", 1).replace(edit[0], edit[1], 1)
+    assert edit[1] in src
+    assert "TS963" not in {c for c, _ in _errors(src)}

@@ -11,7 +11,7 @@ import enum
 from .classes import named_tuple_items
 from .values import (
     RUNTIME, UNKNOWN, BoundMethod, BuiltinFunc, ClassVal, FuncVal,
-    InstanceVal, NamespaceVal, is_abstract, is_concrete,
+    InstanceVal, NamespaceVal, ResourceObj, is_abstract, is_concrete,
 )
 
 
@@ -412,6 +412,8 @@ def _setattr(it, args, kwargs, call):
     if not isinstance(name, str):
         if isinstance(obj, InstanceVal):
             obj.attrs.clear()   # any attribute may have changed
+            if isinstance(obj, ResourceObj):
+                obj.lost_attrs = True
         return None
     it.setattr(obj, name, value, call)
     return None

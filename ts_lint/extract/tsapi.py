@@ -457,7 +457,7 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                     return MemberRefVal(m, obj)
             self._unknown_group_member(obj, name, members, node)
         elif isinstance(obj, ResourceObj) and node is not None and \
-                (self.it.captures or name in STANDARD_OPS) and _resource_lacks(obj, name):
+                (self.it.captures or name in STANDARD_OPS) and _resource_lacks(self.it, obj, name):
             # in an @schedule body, any attribute; elsewhere, a pipeline operation (never
             # an attribute of a resource object, so never one set where ts-lint did not look)
             missing_resource_attribute(self.it, obj, name, node)
@@ -510,6 +510,8 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
                 seen.add(id(v))
                 for x in v:
                     visit(x, depth + 1)
+            elif isinstance(v, ResourceObj):
+                v.lost_attrs = True      # the code may set attributes on it (TS963 then stays silent)
             elif type(v) is InstanceVal and v.cls.builtin is None:
                 seen.add(id(v))
                 for x in list(v.attrs.values()):
@@ -826,23 +828,29 @@ def _live_api_class(ts_name: str):
 
 
 # The reference's public MemoryResource attributes that ts_runtime's class does not have
-# (its internal runtime-state helpers): a user resource has them under the reference.
-_REFERENCE_RESOURCE_ONLY = frozenset({
-    "consumer_release_state", "consumer_state", "consumer_status", "consumer_work_stage", "copy_consumer_vars_to",
-    "copy_consumer_vars_to_consumer_of", "create_consumer_variables", "create_consumer_variables_internal",
-    "create_producer_variables", "create_producer_variables_internal", "dummy", "get_consumer_var",
-    "get_producer_acquire_state", "get_producer_commit_state", "get_producer_var", "get_producer_work_state",
-    "initialize_runtime_state_internal", "load_consumer_status", "load_producer_status", "pipeline_group",
-    "producer_commit_state", "producer_state", "producer_status", "set_consumer_var", "store_consumer_status",
-    "store_producer_status"})
+# and workbody.FRAMEWORK_NAMES does not list (tests/test_api_surface.py checks, on the
+# reference, that every name of its MemoryResource is ts_runtime's or among these two).
+_REFERENCE_RESOURCE_NAMES = frozenset({"create_consumer_variables", "create_producer_variables", "get_consumer_var",
+                                       "get_producer_var", "pipeline_group", "set_consumer_var"})
 
 
-def _resource_lacks(obj, name: str) -> bool:
+def reference_resource_names() -> frozenset:
+    """Names a MemoryResource has under the reference beyond ts_runtime's class."""
+    from .workbody import FRAMEWORK_NAMES
+    return FRAMEWORK_NAMES | _REFERENCE_RESOURCE_NAMES
+
+
+def _resource_lacks(it, obj, name: str) -> bool:
     """Whether the resource object `obj` (a direct MemoryResource subclass instance whose
     every class ts-lint has read) certainly has no attribute `name`: not set on it, not in
-    its classes, not on MemoryResource under either implementation, and no class that
-    could make attributes up (`__getattr__`, a metaclass, an unmodelled decorator)."""
-    if name.startswith("_") or obj.uncertain is not None or obj.lost_init is not None or name in obj.attrs:
+    its classes, not on MemoryResource under either implementation, no class that could
+    make attributes up (`__getattr__`, a metaclass, an unmodelled decorator), not given to
+    code ts-lint does not run nor to a `setattr` of a name it does not know (`lost_attrs`),
+    and no store of that name in the user's files (it may run where ts-lint did not look).
+    A `setattr` of a computed name elsewhere in the file does not stop the check, unlike
+    TS966's (`_may_set(dynamic=False)`): the object's own such calls are `lost_attrs`."""
+    if name.startswith("_") or obj.uncertain is not None or obj.lost_init is not None or obj.lost_attrs or \
+            name in obj.attrs:
         return False
     live = []
     for k in obj.cls.mro:
@@ -854,9 +862,12 @@ def _resource_lacks(obj, name: str) -> bool:
                                     k.metaclass is not None or k.opaque_init or k.decorate_error):
             return False
     from ts_runtime.resources import MemoryResource
-    if live != [MemoryResource] or name in _REFERENCE_RESOURCE_ONLY or hasattr(MemoryResource, name):
+    if live != [MemoryResource] or name in reference_resource_names() or hasattr(MemoryResource, name) or \
+            name in {f.name for f in dataclasses.fields(MemoryResource)}:
         return False
-    return name not in {f.name for f in dataclasses.fields(MemoryResource)}
+    from .workbody import _may_set, _texts
+    texts = _texts(it.ctx)
+    return texts is not None and not any(_may_set(t, name, dynamic=False) for t in texts)
 
 
 def missing_resource_attribute(it, obj, name: str, node) -> None:

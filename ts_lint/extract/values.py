@@ -228,6 +228,7 @@ class ResourceObj(InstanceVal):
     uncertain: Optional[str] = None    # why the model is not reliable
     node: Any = None                   # the constructor call (for keyword ranges)
     lost_init: Optional[tuple] = None  # its own __init__ skipped the base's (ResourceModel.lost_init)
+    lost_attrs: bool = False           # given to code ts-lint does not run, or a setattr of an unknown name
 
     def __repr__(self):
         return f"<{self.cls.name} {self.attrs.get('name', '')!r}>"

@@ -159,11 +159,11 @@ def _ast_stores(text: str, facts: list) -> Optional[Set[str]]:
     return facts[2] or None
 
 
-def _may_set(text: str, name: str) -> bool:
-    """Whether the code in `text` may set attribute `name` on some object (or sets
-    attributes dynamically)."""
+def _may_set(text: str, name: str, dynamic: bool = True) -> bool:
+    """Whether the code in `text` may set attribute `name` on some object (or, with
+    `dynamic`, sets attributes dynamically)."""
     facts = _file_facts(text)
-    if facts[0]:
+    if facts[0] and dynamic:
         return True
     hit = facts[1].get(name)
     if hit is None:
