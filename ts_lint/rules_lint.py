@@ -241,7 +241,8 @@ UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
     `PipelineConfig.create_async_pipeline_cfg(...)` (the factories are
     `create_async_async_pipeline_cfg`, `create_tma_async_pipeline_cfg`, ...).
     ## Use instead
-    The attribute's real name.
+    The attribute's real name. For a resource a schedule uses: pass it to the schedule as
+    a parameter (`store_schedule(smem, out)`), and call its operations on the parameter.
     """, phase="frontend", severity=Severity.ERROR, exc="AttributeError", valid=[_VALID, _SPELT_ENUM],
     invalid=[_MISSPELT_FACTORY, _MISSPELT_ENUM, _CAPTURED_RESOURCE])
 
