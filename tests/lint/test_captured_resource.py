@@ -118,3 +118,14 @@ def test_a_resource_whose_attributes_may_have_been_set_is_not_judged(edit):
     src = _VALID.replace(_RELEASE, "            inp.release()\n", 1).replace(edit[0], edit[1], 1)
     assert edit[1] in src
     assert "TS963" not in {c for c, _ in _errors(src)}
+
+
+def test_a_direct_call_of_a_jit_work_method():
+    # `@producer_work` over `@cute.jit`: the DSL binds the call as Python does (the
+    # reference: TypeError, missing stage_info)
+    src = ("import cutlass.cute as cute\n" + _VALID).replace(
+        "    @producer_work\n    def store(self, stage_info, smem_val):",
+        "    @producer_work\n    @cute.jit\n    def store(self, stage_info, smem_val):", 1).replace(
+        "            output_gmem.store(smem_val=v)\n", "            out.store(smem_val=v)\n", 1)
+    assert "@cute.jit\n    def store" in src
+    assert _errors(src) == [("TS907", _line(src, "            out.store(smem_val=v)"))]

@@ -895,11 +895,15 @@ def direct_work_call(it, obj, wm, args, kwargs, node) -> None:
     parameter, or outside any schedule body (a statement moved out of its schedule).
     Python calls the method itself, and without a `stage_info` the call does not bind
     (`SmemAB.tma_load() missing 1 required positional argument: 'stage_info'`), under
-    either implementation. Only for a method with no decorator but its work decorator
-    (another, `@cute.jit`, may bind otherwise) and a call without `*` / `**` unpacking."""
-    from .workbody import _signature_of
+    either implementation (with a `@cute.jit` under the work decorator, the DSL binds the
+    call as Python does). Only for a method with no other decorator (one may bind
+    otherwise) and a call without `*` / `**` unpacking."""
+    from .workbody import _dsl_decorator, _signature_of
     func = wm.func
-    if not isinstance(func, FuncVal) or len(func.node.decorators) != 1:
+    if not isinstance(func, FuncVal):
+        return
+    decorators = func.node.decorators
+    if not decorators or len(decorators) > 2 or len(decorators) == 2 and not _dsl_decorator(decorators[1]):
         return
     _bind_direct(it, obj, func.name, _signature_of(func), args, kwargs, node)
 
