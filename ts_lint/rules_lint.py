@@ -231,7 +231,9 @@ UNKNOWN_API_ATTRIBUTE = rule("TS963", "unknown-api-attribute", """
     pipeline operations, nor the work methods of other classes) and its class has no
     such attribute (`out.try_acquire()` with `out` the build function's local); and,
     anywhere, a pipeline operation (`acquire`, `commit`, `wait`, ...) called on a resource
-    object outside any schedule body (a statement moved out of its `@schedule`).
+    object outside any schedule body (a statement moved out of its `@schedule`). The
+    runtime reports the schedule-body case too, as a TS963 AttributeError with the same
+    text; outside schedule bodies it raises Python's plain AttributeError.
     ## Why is this bad?
     Python raises AttributeError there and the kernel is never built; the reference
     reports it as a bare exception while tracing (`'StageInfo' object has no attribute

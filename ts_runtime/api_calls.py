@@ -17,7 +17,7 @@ import functools
 import inspect
 from typing import Optional
 
-__all__ = ["signature", "bind_error", "message", "check_call", "checked_factory", "checked_api",
+__all__ = ["signature", "bind_error", "message", "direct_work_message", "resource_attribute_message", "check_call", "checked_factory", "checked_api",
            "checked_init", "checked_method", "schedule_call_error", "positional_names", "CheckedCall"]
 
 
@@ -38,6 +38,28 @@ def bind_error(fn, args, kwargs) -> Optional[str]:
 
 def message(what: str, error: str) -> str:
     return f"{what}: {error} (Python raises TypeError here)"
+
+
+def _resource_where(label, captured: bool) -> str:
+    what = f" ('{label}')" if isinstance(label, str) else ""
+    return (f"the resource{what} is read from an enclosing scope, not passed to the schedule" if captured else
+            f"the resource{what} is used outside any @schedule body")
+
+
+def direct_work_message(cls_name: str, method: str, error: str, label, captured: bool) -> str:
+    """TS907's text for a work method called on a resource object itself, not through a
+    schedule proxy (the runtime's work wrapper and ts-lint): `captured` when a schedule
+    body reads the resource from an enclosing scope, else outside any schedule body."""
+    return (message(f"{cls_name}.{method}(...)", error) + f": {_resource_where(label, captured)}, so this calls "
+            f"the work method itself instead of recording a work call on a schedule proxy")
+
+
+def resource_attribute_message(cls_name: str, name: str, label, captured: bool) -> str:
+    """TS963's text for an attribute a resource object itself lacks where a schedule proxy
+    was meant (the runtime's schedule capture and ts-lint)."""
+    return (f"'{cls_name}' object has no attribute '{name}': {_resource_where(label, captured)}, so it is the "
+            f"object itself and not a schedule proxy (pipeline operations and work calls exist only on the "
+            f"proxies of a schedule's parameters): Python raises AttributeError here")
 
 
 def check_call(fn, what: str, args, kwargs) -> None:

@@ -19,7 +19,7 @@ from .enums import (
 )
 from .model.work_signature import RawParam, analyze_params, normalize_returns, stage_info_problem
 from .diagnostics import raise_finding
-from .api_calls import checked_api, checked_factory, checked_init
+from .api_calls import bind_error, checked_api, checked_factory, checked_init
 from .source import SourceRange, caller_range
 
 __all__ = [
@@ -90,6 +90,17 @@ def _raise_first(findings, rng=None):
         raise_finding(code, exc, msg, rng or caller_range())
 
 
+def _direct_work_error(obj, method: str, error: str):
+    """Raises TS907 (TypeError) for a work method called on `obj` itself with arguments that
+    do not bind: in a schedule body being captured (the resource read from an enclosing
+    scope) or outside any (ts-lint: tsapi.direct_work_call, the same text)."""
+    from .api_calls import direct_work_message
+    from .schedule_builder import _active
+    raise_finding("TS907", TypeError, direct_work_message(type(obj).__name__, method, error,
+                                                          getattr(obj, "name", None), _active.get(None) is not None),
+                  caller_range())
+
+
 def _make_work_decorator(side: str):
     def decorator(method=None, *, work_attrs: WorkAttr = WorkAttr.NONE, returns=None):
         # `method` as the reference names it (`consumer_work(method=f)` binds there too)
@@ -122,6 +133,13 @@ def _make_work_decorator(side: str):
 
             @functools.wraps(f)
             def work(self, *args, **kwargs):
+                # called on the resource object itself (not recorded through a schedule
+                # proxy) without a binding stage_info: TS907, the TypeError Python raises
+                # (and the reference, also where `f` is a @cute.jit function, whose own
+                # binding error would be the DSL's)
+                error = bind_error(f, (self,) + args, kwargs)
+                if error is not None:
+                    _direct_work_error(self, name, error)
                 return f(self, *args, **kwargs)
 
             work.__ts_work__ = WorkInfo(stage, rets, specs, work_attrs,

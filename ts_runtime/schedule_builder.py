@@ -253,10 +253,12 @@ def schedule(fn):
             d, name = found
             raise TSNameError(f"TS136: {d.message} ({d.range})", [d], name=name) from exc
         except AttributeError as exc:
-            d = None if isinstance(exc, TSAttributeError) else missing_getter_finding(fn, exc)
+            d = None
+            if not isinstance(exc, TSAttributeError):
+                d = missing_getter_finding(fn, exc) or captured_resource_finding(fn, exc)
             if d is None:
                 raise
-            raise TSAttributeError(f"TS111: {d.message} ({d.range})", [d]) from exc
+            raise TSAttributeError(f"{d.code}: {d.message} ({d.range})", [d]) from exc
         finally:
             _active.reset(token)
         model = b.finish()
@@ -358,6 +360,32 @@ def _failing_position(tb):
         except (IndexError, ValueError):
             pass
     return fcode.co_filename, line, end_line, col, end_col
+
+
+def captured_resource_finding(fn, exc: AttributeError):
+    """TS963 for `out.try_acquire()` in a schedule body where `out` is a resource object
+    read from an enclosing scope (not a parameter, so not a proxy) whose class lacks the
+    attribute: the AttributeError the body itself raises on a MemoryResource (ts-lint
+    reports the same, tsapi.missing_resource_attribute). None otherwise, or where the
+    front end that declares TS963 (ts-lint) is not installed."""
+    from .resources import MemoryResource
+    obj, name, tb = getattr(exc, "obj", None), getattr(exc, "name", None), exc.__traceback__
+    if not isinstance(obj, MemoryResource) or not isinstance(name, str) or tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb.tb_frame.f_code is not getattr(fn, "__code__", None):
+        return None
+    from .api_calls import resource_attribute_message
+    from .rules.registry import get, make_diagnostic
+    from .source import SourceRange, _chars
+    if get("TS963") is None:
+        return None
+    path, line, end_line, col, end_col = _failing_position(tb)
+    rng = SourceRange(path, line, _chars(path, line, col) if col is not None else 0, end_line or line,
+                      _chars(path, end_line or line, end_col) if end_col is not None else 0)
+    return make_diagnostic("TS963", resource_attribute_message(type(obj).__name__, name, getattr(obj, "name", None),
+                                                               True), rng)
 
 
 def missing_getter_finding(fn, exc: AttributeError):

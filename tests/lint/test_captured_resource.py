@@ -1,7 +1,8 @@
 """TS963 / TS907 on a resource object used where a schedule proxy was meant: an @schedule
 body reading it from an enclosing scope instead of a parameter, or a pipeline operation
 moved out of its schedule (ts_lint/extract/tsapi.py `missing_resource_attribute`,
-`direct_work_call`).
+`direct_work_call`; at run time schedule_builder.captured_resource_finding and the work
+wrapper of ts_runtime/resources.py, with the same text from ts_runtime.api_calls).
 
 Found by differential fuzzing (a call's receiver replaced by another resource of the
 build function): the object itself is not a schedule proxy, so `inp.release()` raises
@@ -19,6 +20,7 @@ import pytest
 
 from ts_runtime.diagnostics import Severity
 from ts_lint.api import lint_source
+from ts_runtime.testing import run_source
 from ts_lint.rules_lint import _VALID
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +74,7 @@ def test_a_pipeline_operation_moved_out_of_its_schedule():
     src = _VALID.replace("    tasks = [\n", "    smem.commit()\n    tasks = [\n", 1)
     assert _errors(src) == [("TS963", _line(src, "    smem.commit()"))]
     d = next(d for d in lint_source(src, "kernel.py") if d.code == "TS963")
-    assert "outside an @schedule body the resource ('smem') is the object itself" in d.message
+    assert "the resource ('smem') is used outside any @schedule body, so it is the object itself" in d.message
 
 
 def test_outside_a_schedule_only_pipeline_operations_are_judged():
@@ -129,3 +131,39 @@ def test_a_direct_call_of_a_jit_work_method():
         "            output_gmem.store(smem_val=v)\n", "            out.store(smem_val=v)\n", 1)
     assert "@cute.jit\n    def store" in src
     assert _errors(src) == [("TS907", _line(src, "            out.store(smem_val=v)"))]
+
+
+
+def _runtime(src: str) -> list:
+    return [(d.code, d.range.line, d.range.column, d.message) for d in run_source(src)
+            if d.severity is Severity.ERROR]
+
+
+def _lint(src: str) -> list:
+    return [(d.code, d.range.line, d.range.column, d.message) for d in lint_source(src, "program.py")
+            if d.severity is Severity.ERROR]
+
+
+@pytest.mark.parametrize("edit", [
+    (_RELEASE, "            inp.release()\n"),                                            # TS963, captured
+    ("            output_gmem.store(smem_val=v)\n", "            out.store(smem_val=v)\n"),  # TS907, captured
+    ("    tasks = [\n", "    out.store(smem_val=0)\n    tasks = [\n"),                     # TS907, outside
+])
+def test_both_front_ends_report_the_same_finding(edit):
+    src = _VALID.replace(edit[0], edit[1], 1)
+    got = _runtime(src)
+    assert len(got) == 1 and got[0][0] in ("TS963", "TS907")
+    assert got == _lint(src)
+
+
+def test_the_runtime_reports_a_jit_work_method_called_directly_as_the_reference_does():
+    # the reference: TypeError (missing stage_info); without the wrapper's binding the
+    # @cute.jit function's own binding error would be the DSL's
+    pytest.importorskip("cutlass")
+    src = ("import cutlass.cute as cute\n" + _VALID).replace(
+        "    @producer_work\n    def store(self, stage_info, smem_val):",
+        "    @producer_work\n    @cute.jit\n    def store(self, stage_info, smem_val):", 1).replace(
+        "            output_gmem.store(smem_val=v)\n", "            out.store(smem_val=v)\n", 1)
+    got = _runtime(src)
+    assert [g[:2] for g in got] == [("TS907", _line(src, "            out.store(smem_val=v)"))]
+    assert got == _lint(src)

@@ -875,18 +875,11 @@ def missing_resource_attribute(it, obj, name: str, node) -> None:
     (in an @schedule body, read from an enclosing scope instead of a parameter; or a
     pipeline operation called outside any schedule body) and its class has no attribute
     `name` (`out.try_acquire()`): Python raises AttributeError there, under either
-    implementation, and the kernel is never built."""
-    cls = obj.cls.name
-    label = obj.attrs.get("name")
-    what = f" ('{label}')" if isinstance(label, str) else ""
-    if it.captures:
-        why = (f"the resource{what} is read from an enclosing scope, not passed to the schedule, so it is the "
-               f"object itself and not a schedule proxy")
-    else:
-        why = f"outside an @schedule body the resource{what} is the object itself, not a schedule proxy"
-    it.certain_error(node, "TS963", f"'{cls}' object has no attribute '{name}': {why} (pipeline operations and work "
-                     f"calls exist only on the proxies of a schedule's parameters): Python raises AttributeError "
-                     f"here")
+    implementation, and the kernel is never built. The runtime reports the schedule-body
+    case too (schedule_builder.captured_resource_finding), with the same text."""
+    from ts_runtime.api_calls import resource_attribute_message
+    it.certain_error(node, "TS963", resource_attribute_message(obj.cls.name, name, obj.attrs.get("name"),
+                                                               bool(it.captures)))
 
 
 def direct_work_call(it, obj, wm, args, kwargs, node) -> None:
@@ -928,19 +921,16 @@ def direct_live_work_call(it, fn, args, kwargs, node) -> None:
 
 
 def _bind_direct(it, obj, name: str, sig, args, kwargs, node) -> None:
+    """The runtime's work wrapper binds the same way and raises the same TS907
+    (ts_runtime/resources.py, `api_calls.direct_work_message`)."""
     if sig is None or node is None or any(getattr(a, "star", "") for a in getattr(node, "args", ())):
         return
     try:
         sig.bind(obj, *args, **kwargs)
     except TypeError as exc:
-        from ts_runtime.api_calls import message
-        label = obj.attrs.get("name")
-        what = f" ('{label}')" if isinstance(label, str) else ""
-        where = ("is read from an enclosing scope, not passed to the schedule" if it.captures else
-                 "is used outside any @schedule body")
-        it.certain_error(node, "TS907", message(f"{obj.cls.name}.{name}(...)", str(exc)) +
-                         f": the resource{what} {where}, so this calls the work method itself instead of "
-                         f"recording a work call on a schedule proxy")
+        from ts_runtime.api_calls import direct_work_message
+        it.certain_error(node, "TS907", direct_work_message(obj.cls.name, name, str(exc), obj.attrs.get("name"),
+                                                            bool(it.captures)))
 
 
 def missing_api_attribute(it, owner: str, live, name: str, node) -> None:

@@ -126,7 +126,8 @@ rule("TS907", "api-call-mismatch", """
     resource object itself instead of a schedule proxy (in an `@schedule` body, on a
     resource read from an enclosing scope instead of a parameter; or outside any schedule
     body, `pdl_launch.launch_griddep()` moved out of its schedule): Python calls the
-    method, without a `stage_info` (a plain TypeError at run time too).
+    method, without a `stage_info`; ts_runtime's work wrapper binds the call first and
+    raises this TS907 TypeError, with the same text).
     ## Why is this bad?
     The module fails with a TypeError when the kernel is built; nothing after the call is
     checked.
