@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 from ..enums import OpaqueCondition, guard_fires
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN
-from .credits import CreditModel, Unknown, tracked
+from .credits import CreditModel, Unknown, known_layout, tracked
 from .expand import IterationCount, Variant, expand_task, iteration_count
 from .program import (  # noqa: F401  (the step classes and stage constants compile reads)
     COMPLETION_PRODUCERS,
@@ -106,7 +106,8 @@ class CompileContext:
                     if g is not None and isinstance(g, OpaqueCondition) and g.key not in keys:
                         keys.append(g.key)
             self.opaque.append(tuple(keys))
-        credits = self.credits = CreditModel(kernel, [[] for _ in tasks], mode="checker")
+        credits = self.credits = CreditModel(kernel, [[] for _ in tasks], mode="checker",
+                                             layout=known_layout(kernel))
         self.alias, self.pairs = alias_table(kernel)
         aliased = self.aliased = frozenset(r for p in self.pairs for r in p)
         for rid in aliased:

@@ -142,7 +142,8 @@ class CreditModel:
     Raises `Unknown` when a needed value is unknown.
     """
 
-    def __init__(self, kernel, task_steps: Sequence[Sequence], mode: str = "checker"):
+    def __init__(self, kernel, task_steps: Sequence[Sequence], mode: str = "checker",
+                 layout: Optional["CreditModel"] = None):
         self.kernel = kernel
         self.mode = mode
         self.pools: List[Pool] = []
@@ -154,6 +155,16 @@ class CreditModel:
         self._occ_cache: Dict[int, bool] = {}    # rid -> whether the occurrence picks the pool
         self._eff_cache: Dict[tuple, StepCredit] = {}
         self.strides: Dict[int, tuple] = {}      # rid -> interleave strides
+        if layout is not None and layout.kernel is kernel:
+            self._copy_layout(layout)
+        else:
+            self._make_layout(kernel)
+        self._finish_init(task_steps)
+
+    def _make_layout(self, kernel) -> None:
+        """What does not depend on the mode nor on the task lists: which resources are
+        tracked, their strides and interleaved lanes, the listing counts, the pools of
+        tracked resources and FusedMerge groups (`_layout_pools` of them)."""
         res = kernel.resources
         tasks = kernel.tasks
         # --- which resources are domain interleaved. Only roles with a stride above 1
@@ -209,6 +220,21 @@ class CreditModel:
                     self._pool(rid, 0, EMPTY, S)
             elif r.kind is _GROUP and r.group_mode is _FusedMerge:
                 self._pool(rid, 0, FULL, 0)
+        self._layout_pools = len(self.pools)
+
+    def _copy_layout(self, other: "CreditModel") -> None:
+        """`_make_layout` taken from another model of the same kernel (the schedule-table
+        rule's, for the checker): its first `_layout_pools` pools are the layout's."""
+        n = self._layout_pools = other._layout_pools
+        self.pools = other.pools[:n]
+        self._pool_index = {k: i for k, i in other._pool_index.items() if i < n}
+        self.interleaved = other.interleaved
+        self.strides = other.strides
+        self._lanes = other._lanes
+        self._tracked = dict(other._tracked)
+        self._listing = other._listing
+
+    def _finish_init(self, task_steps: Sequence[Sequence]) -> None:
         # --- participants
         self._performers: Dict[tuple, set] = {}
         for ti, steps in enumerate(task_steps):
@@ -341,6 +367,28 @@ class CreditModel:
             eff = self._eff_cache[ck] = self._effect_of(ti, rid, stage, 0)
         return eff
 
+    def plain_info(self, rid: int, stage) -> Optional[tuple]:
+        """`effect_info(fixed_effect(ti, rid, stage), 0, 0)` (program.py) of a pipeline op
+        on a tracked resource that is in no group, in "checker" mode with no lane
+        recorded (then neither the task nor the occurrence picks the pool), without
+        making the StepCredit; None in every other case (the caller then asks
+        `fixed_effect`)."""
+        if self._lanes or self.mode != "checker":
+            return None
+        r = self.kernel.resources.get(rid)
+        if r is None or r.group is not None or not self._tracked.get(rid):
+            return None
+        role = _ROLE_BY_ID.get(id(stage))
+        if role is None:
+            return None
+        side, kind, delta, blocking = role
+        p = self._pool_index[(rid, 0, kind)]
+        n = self._listing[0 if side < 2 else 1].get(rid, 0)
+        dmask = 1 << p if delta < 0 else 0
+        if n > 1:
+            return (p if blocking else -1, (), ((self._counter(p, stage), n, p, delta),), dmask)
+        return (p if blocking else -1, ((p, delta),), (), dmask)
+
     def _effect_of(self, ti: int, rid: int, stage, o: int) -> StepCredit:
         res = self.kernel.resources
         r = res.get(rid)
@@ -391,6 +439,26 @@ class CreditModel:
         p = self.pool(r.rid, self._phys(ti, r.rid, stage, o), kind)
         mv = self._move(p, stage, delta, self._participants(r.rid, stage))
         return StepCredit(p if blocking else -1, (mv,))
+
+
+def _layout_sig(kernel) -> tuple:
+    return (id(kernel.resources),) + tuple((id(t.lowered), id(t.src), id(t.dst)) for t in kernel.tasks)
+
+
+def remember_layout(kernel, model: CreditModel) -> None:
+    """Keeps `model` on the kernel, so that a later CreditModel of the same kernel (the
+    checker's, after the schedule-table rule's) copies its layout instead of making it
+    again: one constructor then makes it once."""
+    kernel.__dict__["_ts_credit_layout"] = (_layout_sig(kernel), model)
+
+
+def known_layout(kernel) -> Optional[CreditModel]:
+    """The model `remember_layout` kept, while the kernel's resources and task lists are
+    the same objects."""
+    got = kernel.__dict__.get("_ts_credit_layout")
+    if got is not None and got[0] == _layout_sig(kernel):
+        return got[1]
+    return None
 
 
 def apply_moves(credits: list, totals: list, moves) -> None:

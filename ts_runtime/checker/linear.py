@@ -26,6 +26,7 @@ canonical states would pick another (equally short) path.
 from __future__ import annotations
 
 import time
+from itertools import repeat
 from typing import List, Optional
 
 from .compile import CompileContext, _expand_positions
@@ -82,18 +83,23 @@ class LinearContext:
         ctx = self.ctx
         r = ctx.res[rid]
         credits = ctx.credits
+        kind = r.kind
+        trk = credits._tracked.get(rid)
         rows = None
-        if id(stage) in _ROLE_IDS and credits._occ_matters(rid):
+        if trk and _sparse(credits.strides.get(rid)):
             pass
-        elif credits._tracked.get(rid) and _sparse(credits.strides.get(rid)):
-            pass
-        else:
-            kind = r.kind
+        elif key[1] not in _ROLE_IDS or (not trk and kind is not _GROUP):
+            # no credit effect (CreditModel._effect_of): a work call, or a pipeline op on
+            # a resource that owns no pools
             pdl = pdl_kind(kind, stage)
-            block, simple, rounds, dmask = effect_info(credits.fixed_effect(ti, rid, stage), 0, 0)
-            row = (block, simple, rounds, dmask, pdl, block < 0 and not rounds and not pdl and dmask == 0)
+            row = (-1, (), (), 0, pdl, pdl == 0)
             split = kind is not _GROUP and (stage is _ConsumerWork or stage is _ProducerWork) and ctx.split[rid]
             rows = (row, row) if split else (row,)
+        elif not credits._occ_matters(rid):
+            info = credits.plain_info(rid, stage)
+            block, simple, rounds, dmask = info if info is not None else \
+                effect_info(credits.fixed_effect(ti, rid, stage), 0, 0)
+            rows = ((block, simple, rounds, dmask, 0, block < 0 and not rounds and dmask == 0),)
         self._by_pair[key] = rows
         return rows
 
@@ -156,6 +162,8 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
     cred = list(credits.initial_credits())
     tot = [0] * len(credits.counters)
     pdl = 1 if ctx.pdl_initial else 0
+    if T == 1:
+        return _walk_one(ctx, variant, tiles, lists[0], cred, tot, pdl, max_states, deadline, t0)
     ns = [len(rows) for rows in lists]
     cur = [0] * T
     path: Optional[list] = [] if (witness or T == 1) else None
@@ -198,7 +206,7 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
                     cred[k] += d
                 nxt += 1
         if path is not None:
-            path.extend((i, p) for p in range(c, nxt))
+            path.extend(zip(repeat(i), range(c, nxt)))
         cur[i] = nxt
         explored += 1
         if explored > max_states:
@@ -213,6 +221,42 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
         result.complete_path = path
         result.complete_state = tuple(cur) + tuple(cred) + tuple(tot) + (pdl, ())
         result.complete_no = explored
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _walk_one(ctx: CompileContext, variant, tiles: int, rows: list, cred: list, tot: list, pdl: int,
+              max_states: int, deadline: Optional[float], t0: float) -> Optional[RunResult]:
+    """`walk_run` of a one-task run: the search (`explore._explore_one`) runs every step
+    in list order, one state per step; its shortest complete run is the whole list."""
+    n = len(rows)
+    if n + 1 > max_states:
+        return None
+    launch = False
+    for b, simple, rounds, _, kind, _ in rows:
+        if b >= 0 and cred[b] <= 0:
+            return None              # a deadlock: the search reports it
+        if kind:
+            if kind == PDL_LAUNCH:
+                if not pdl:
+                    return None      # a launch before any wait: the search reports it
+                launch = True
+            elif kind == PDL_WAIT:
+                pdl = 1
+        for k, d in simple:
+            cred[k] += d
+        for k, m, p, d in rounds:
+            v = tot[k] = (tot[k] + 1) % m
+            if v == 0:
+                cred[p] += d
+    if deadline is not None and time.perf_counter() > deadline:
+        return None
+    result = RunResult(_program(ctx, variant, tiles, [rows], launch), max_states=max_states)
+    result.states = n + 1
+    result.complete_states = 1
+    result.complete_path = list(zip(repeat(0), range(n)))
+    result.complete_state = (n,) + tuple(cred) + tuple(tot) + (pdl, ())
+    result.complete_no = n + 1
     result.seconds = time.perf_counter() - t0
     return result
 

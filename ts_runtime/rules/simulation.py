@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ..checker.credits import EMPTY, FULL, CreditModel, Unknown, apply_moves
+from ..checker.credits import EMPTY, FULL, CreditModel, Unknown, apply_moves, remember_layout
 from ..enums import ScheduleStage as S
 from ..checker.expand import (domain_probe, expand_task, iteration_count, opaque_keys,
                               table_fallback)
@@ -93,6 +93,7 @@ def _simulate(kernel) -> TableSimulation:
         cm = CreditModel(kernel, lists, mode="table")
     except Unknown as exc:
         return TableSimulation(lists, None, skipped=str(exc))
+    remember_layout(kernel, cm)
     sim = TableSimulation(lists, cm, approximate=approx)
     credits = list(cm.initial_credits())
     totals = [0] * len(cm.counters)
