@@ -55,15 +55,37 @@ def _rng(path: str, node) -> SourceRange:
                        getattr(node, "end_col_offset", None))
 
 
+_CALLS: Dict[str, tuple] = {}   # path -> (tree, {(line, column): call}, [every call, in ast.walk order])
+
+
+def _calls(path: str, tree) -> tuple:
+    """The file's calls, indexed once per parse: every resource, task and manager
+    constructor looks its call up here, and walking the whole tree for each of them had
+    cost more than the rest of building a kernel."""
+    hit = _CALLS.get(path)
+    if hit is None or hit[0] is not tree:
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        at: Dict[tuple, ast.Call] = {}
+        for n in calls:
+            at.setdefault((n.lineno, n.col_offset), n)
+        hit = _CALLS[path] = (tree, at, calls)
+    return hit
+
+
 def find_call(call: SourceRange) -> Optional[ast.Call]:
+    """The call that starts at `call`'s position, else the shortest call spanning its
+    line (the last one met in `ast.walk` order among equally short ones)."""
     tree = _tree(call.path)
     if tree is None:
         return None
+    _, at, calls = _calls(call.path, tree)
+    line = call.line
+    node = at.get((line, call.column))
+    if node is not None:
+        return node
     best = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and node.lineno == call.line and node.col_offset == call.column:
-            return node
-        if isinstance(node, ast.Call) and node.lineno <= call.line <= (node.end_lineno or node.lineno):
+    for node in calls:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
             if best is None or (node.end_lineno or 0) - node.lineno <= (best.end_lineno or 0) - best.lineno:
                 best = node
     return best
