@@ -276,23 +276,31 @@ def alias_table(kernel) -> Tuple[Dict[tuple, tuple], List[tuple]]:
     if len(res) < 2:
         return table, pairs
     whole = [_ranges(r, None) for r in res]
-    sides: Dict[tuple, List[tuple]] = {}     # (rid, side) -> ranges, made for overlapping pairs
+    sides: Dict[tuple, List[tuple]] = {}     # (index, side) -> ranges, made for overlapping pairs
 
-    def ranges(r, side):
-        got = sides.get((r.rid, side))
+    def ranges(i, side):
+        got = sides.get((i, side))
         if got is None:
-            got = sides[(r.rid, side)] = _ranges(r, side)
+            r = res[i]
+            # a side without requirements accesses every allocation: the whole ranges
+            names = r.producer_requirements if side == "producer" else r.consumer_requirements
+            got = sides[(i, side)] = whole[i] if names is None else _ranges(r, side)
         return got
 
     for i, a in enumerate(res):
+        wa = whole[i]
         for j in range(i + 1, len(res)):
             b = res[j]
-            if _overlap(whole[i], whole[j]) is None:
+            wb = whole[j]
+            ov0 = _overlap(wa, wb)
+            if ov0 is None:
                 continue
             pairs.append((a.rid, b.rid))
             for sa in ("producer", "consumer"):
+                ra = ranges(i, sa)
                 for sb in ("producer", "consumer"):
-                    ov = _overlap(ranges(a, sa), ranges(b, sb))
+                    rb = ranges(j, sb)
+                    ov = ov0 if ra is wa and rb is wb else _overlap(ra, rb)
                     if ov is not None:
                         table[(a.rid, sa, b.rid, sb)] = ov
                         table[(b.rid, sb, a.rid, sa)] = ov
