@@ -525,6 +525,14 @@ _BARRIER_BAD = _BARRIER_OK.replace("SYNC_THREADS = 32\n", "SYNC_THREADS = 33\n",
     "    prims.barrier_cta_sync(1, thread_count=SYNC_THREADS)\n",
     "    prims.barrier_cta_sync(1, thread_count=SYNC_THREADS)  # expect: TS969\n", 1)
 
+# the same count in a work method the kernel's `tm.run()` traces, under a run-time `if`
+_BARRIER_IN_WORK = _DSL_KERNEL.replace("import cutlass.cute as cute\n",
+                                       "import cutlass.cute as cute\nfrom cutlass.experimental import primitives as prims\n",
+                                       1).replace("UNROLL = 2\n", "UNROLL = 2\nSYNC_THREADS = 33\n", 1).replace(
+    "        self.out[stage_info.loop_offset] = v\n",
+    "        self.out[stage_info.loop_offset] = v\n        if v > 0:\n"
+    "            prims.barrier_cta_sync(1, thread_count=SYNC_THREADS)  # expect: TS969\n", 1)
+
 BARRIER_COUNT = rule("TS969", "barrier-count", """
     A named barrier or mbarrier gets a thread / arrival count that PTX rejects.
 
@@ -536,7 +544,11 @@ BARRIER_COUNT = rule("TS969", "barrier-count", """
     of 32; `mbarrier_init` (either module) with an arrival count outside [1, 1048575].
     Only where the build certainly reaches the call (not under a `try` with a handler,
     not in a function run only with assumed arguments, not after a branch ts-lint could
-    not decide that may have returned).
+    not decide that may have returned). In the work methods the kernel's schedules call
+    (and the helper methods they certainly call), which `tm.run()` traces when the
+    TaskManager is made inside the kernel being compiled, a call in either branch of an
+    `if` ts-lint cannot decide is judged too: the DSL traces both branches of a run-time
+    `if`; a branch under `cutlass.const_expr(...)` that is false is not traced.
     ## Why is this bad?
     `bar.sync` / `bar.arrive` count threads in whole warps and `mbarrier.init` takes 1 to
     2^20 - 1 arrivals: the CuTe DSL raises ValueError compiling the kernel (`barrier.cta.sync:
@@ -548,7 +560,7 @@ BARRIER_COUNT = rule("TS969", "barrier-count", """
     ## Use instead
     Count whole warps (`num_warps * 32`), or fix the count the arrival count is computed from.
     """, phase="frontend", severity=Severity.ERROR, exc="ValueError", valid=[_BARRIER_OK],
-    invalid=[_BARRIER_BAD])
+    invalid=[_BARRIER_BAD, _BARRIER_IN_WORK])
 
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",

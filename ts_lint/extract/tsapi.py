@@ -11,6 +11,7 @@ work method, each value of the dependency-graph dict literal for an edge.
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import libcst as cst
 
@@ -990,6 +991,22 @@ _BARRIER_COUNTS = {
 }
 
 
+def barrier_count_param(qualname: str) -> Optional[tuple]:
+    """(parameter name, position or None) of a barrier primitive's count, or None."""
+    spec = _BARRIER_COUNTS.get(qualname)
+    return None if spec is None else (spec[0], spec[1])
+
+
+def barrier_count_problem(qualname: str, n: int) -> Optional[str]:
+    """TS969's message for a count `n` of the barrier primitive `qualname` that PTX
+    rejects, or None."""
+    _param, _pos, what, ok, words = _BARRIER_COUNTS[qualname]
+    if ok(n):
+        return None
+    short = qualname.rsplit(".", 1)[-1]
+    return f"{short}(...) gets {what} {n}, which must be {words}: the CuTe DSL raises ValueError compiling the kernel"
+
+
 def _barrier_count_check(qualname: str):
     """A named-barrier sync / arrive or an mbarrier init whose count is a known int that PTX
     rejects (`bar.sync` counts threads in whole warps; `mbarrier.init` takes 1 to 2^20 - 1
@@ -1012,8 +1029,7 @@ def _barrier_count_check(qualname: str):
                 if kw is not None and kw.value == param or kw is None and pos is not None and \
                         call.args.index(a) == pos:
                     rng = a.value
-            it.certain_error(rng, "TS969", f"{short}(...) gets {what} {n}, which must be {words}: the CuTe DSL "
-                             f"raises ValueError compiling the kernel")
+            it.certain_error(rng, "TS969", barrier_count_problem(qualname, n))
         return RUNTIME
     return check
 

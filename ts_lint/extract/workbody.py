@@ -278,8 +278,11 @@ class _Body(_Flow):
     indices, keywords) of the arguments that pass a StageInfo parameter))."""
 
     def __init__(self, fn, me: Optional[str], stage: Set[str], walrus: bool, builtin_range: bool, lookup):
+        # `branches`: each branch of an `if` ts-lint cannot decide is walked too (`cond` >
+        # 0 there), for the barrier calls, which the DSL traces in both branches of a
+        # run-time `if`; the other events are kept only outside such branches
         super().__init__(fn.name.value, fn, lambda n: True, False, lookup, lambda *a: None,
-                         builtin_range=builtin_range, walrus=walrus)
+                         builtin_range=builtin_range, walrus=walrus, branches=True)
         _params, bound, glob, nonloc = scope_bindings(fn, walrus)
         rebound = bound | glob | nonloc
         self.me = me if me is not None and me not in rebound else None
@@ -296,9 +299,18 @@ class _Body(_Flow):
             return None
         return "self" if n == self.me else "stage"
 
+    def truth(self, node):
+        """`cutlass.const_expr(x)` is decided as `x` (the DSL folds it)."""
+        if type(node) is cst.Call and len(node.args) == 1 and node.args[0].keyword is None \
+                and _qualname(self, node.func) in _CONST_EXPR:
+            node = node.args[0].value
+        return super().truth(node)
+
     def read(self, node):
         t = type(node)
-        if self.certain:
+        if t is cst.Call and self.certain:
+            self._barrier(node)
+        if self.certain and not self.cond:
             if t is cst.Attribute:
                 kind = self._base(node.value)
                 if kind is not None:
@@ -307,7 +319,7 @@ class _Body(_Flow):
                 f = node.func
                 if type(f) is cst.Attribute and self._base(f.value) == "self":
                     super().read(node)
-                    if self.certain:
+                    if self.certain and not self.cond:
                         pos, kws = set(), set()
                         i = 0
                         for a in node.args:
@@ -320,6 +332,56 @@ class _Body(_Flow):
                         self.events.append(("call", node, (frozenset(pos), frozenset(kws))))
                     return
         super().read(node)
+
+
+    def _barrier(self, node: cst.Call) -> None:
+        """A barrier primitive (tsapi.barrier_count_problem) called with a count this flow
+        knows: ("barrier", argument node, message) when PTX rejects the count."""
+        from .tsapi import barrier_count_problem, barrier_count_param
+        qual = _qualname(self, node.func)
+        spec = barrier_count_param(qual) if qual is not None else None
+        if spec is None:
+            return
+        param, pos = spec
+        arg = None
+        i = 0
+        for a in node.args:
+            if a.star:
+                return
+            if a.keyword is None:
+                if pos is not None and i == pos:
+                    arg = a
+                i += 1
+            elif a.keyword.value == param:
+                arg = a
+        if arg is None:
+            return
+        n = self.value(arg.value)
+        if type(n) is not int:
+            return
+        msg = barrier_count_problem(qual, n)
+        if msg is not None:
+            self.events.append(("barrier", arg.value, msg))
+
+
+_CONST_EXPR = ("cutlass.const_expr", "cutlass.cute.const_expr")
+
+
+def _qualname(flow, node) -> Optional[str]:
+    """The qualified name of an imported function a `name` / `mod.attr` expression names
+    (QualRef or a builtin of the interpreter), or None."""
+    from .unbound import _NO
+    v = flow.value_obj(node) if type(node) is cst.Name else _NO
+    if type(node) is cst.Attribute:
+        base = _qualname(flow, node.value)
+        if base is not None:
+            return f"{base}.{node.attr.value}"
+        v = flow.value_obj(node)
+    if v is _NO or v is None:
+        return None
+    from .values import BuiltinFunc, QualRef
+    q = v.qualname if isinstance(v, (QualRef, BuiltinFunc)) else None
+    return q if isinstance(q, str) and q else None
 
 
 # (id(def), me, stage params, builtin range, walrus) -> (def, {name: value looked up}, events):
@@ -392,6 +454,9 @@ class _Analysis:
         self.depth = 0
         self._defined: dict = {}
         self.helpers: list = []    # the helper methods followed (certainly called), for TS962
+        # the TaskManager is made inside a @cute.jit / @cute.kernel function being
+        # compiled: its `run()` traces the work methods (TS969 in their bodies)
+        self.it_builds_kernel = any(getattr(f.func, "is_jit", False) for f in it.frames)
 
     # -------------------------------------------------------------- entry
     def method(self, func, me: Optional[str], stage: Set[str]):
@@ -418,7 +483,10 @@ class _Analysis:
         self.depth += 1
         try:
             for ev in events:
-                if ev[0] == "self":
+                if ev[0] == "barrier":
+                    if self.it_builds_kernel:
+                        self._report("TS969", f"{ev[2]} ({self.where})", ev[1])
+                elif ev[0] == "self":
                     self.self_attr(ev[1])
                 elif ev[0] == "stage":
                     self.stage_attr(ev[1])
