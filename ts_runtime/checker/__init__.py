@@ -135,7 +135,9 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     progs: List[object] = []
     try:
         ctx = CompileContext(kernel)
-        keys = list(dict.fromkeys(k for task_keys in ctx.opaque for k in task_keys))   # = opaque_keys(kernel)
+        keys = [k for task_keys in ctx.opaque for k in task_keys]
+        if len(keys) > 1:
+            keys = list(dict.fromkeys(keys))           # = opaque_keys(kernel)
         plan = [(T, v) for T in counts for v in variants(kernel, tiles=T, mixed_skip=mixed_skip, keys=keys)]
         # runs whose reduced search is one path are walked (linear.py); the others are
         # compiled up front, so that an unknown value stops the check before any search
@@ -307,6 +309,8 @@ def _approx_note(prog) -> str:
 
 
 def _diagnostics(kernel, runs, progs, result, show_tiles=False) -> List[Diagnostic]:
+    if len(runs) == len(progs) and not any(r.findings or r.hit_limit or r.timed_out for r in runs):
+        return []                 # (most checks: nothing found, nothing cut short)
     groups: dict = {}
     order = []
     for run in runs:

@@ -72,6 +72,20 @@ def task_lists(kernel, variant: Variant, tiles: int, fallback: int = 1):
     return lists, counts
 
 
+class _SplitMap(dict):
+    """rid -> `_split(resource)`, made on first look-up (a walked run asks for the
+    resources its work calls touch only)."""
+    __slots__ = ("res",)
+
+    def __init__(self, res):
+        super().__init__()
+        self.res = res
+
+    def __missing__(self, rid):
+        v = self[rid] = _split(self.res[rid])
+        return v
+
+
 class CompileContext:
     """What compiling a kernel's runs needs that does not depend on the variant: iteration
     counts, the credit pools (one CreditModel for every run), the alias table, DMA and
@@ -97,15 +111,19 @@ class CompileContext:
             self.counts.append(cnt)
         self.opaque = []          # per task: the opaque keys its guards use
         for t in tasks:
-            keys = []
+            keys = ()
             if t.lowered is not None:
                 for e in t.lowered.entries:
                     g = e.guard
+                    if g is None:
+                        if e.resource not in res:
+                            raise Unknown(f"task '{t.name}': an entry is unknown")
+                        continue
                     if g is UNKNOWN or e.resource not in res:
                         raise Unknown(f"task '{t.name}': an entry is unknown")
-                    if g is not None and isinstance(g, OpaqueCondition) and g.key not in keys:
-                        keys.append(g.key)
-            self.opaque.append(tuple(keys))
+                    if isinstance(g, OpaqueCondition) and g.key not in keys:
+                        keys += (g.key,)
+            self.opaque.append(keys)
         credits = self.credits = CreditModel(kernel, [[] for _ in tasks], mode="checker",
                                              layout=known_layout(kernel))
         self.alias, self.pairs = alias_table(kernel)
@@ -115,13 +133,13 @@ class CompileContext:
             if r.pipeline is not None and r.pipeline.pipeline_type is UNKNOWN:
                 raise Unknown(f"pipeline type of '{r.label}' is unknown")
         self.tracked = credits._tracked     # rid -> tracked(resource), for every resource
-        self.split = {rid: _split(r) for rid, r in res.items()}
+        self.split = _SplitMap(res)         # rid -> whether work on it is two steps
 
         def ptype(rid):
             r = res.get(rid)
             return r.pipeline.pipeline_type if r is not None and r.pipeline is not None else None
 
-        self.dma = {rid for rid in aliased if self.tracked[rid] and ptype(rid) in DMA_CONSUMERS}
+        self.dma = {rid for rid in aliased if self.tracked[rid] and ptype(rid) in DMA_CONSUMERS} if aliased else set()
         # completion waits: a task reading DMA resource S and producing Umma* resource R
         self.sources_of: Dict[int, tuple] = dict.fromkeys(range(len(tasks)), ())
         self.completion: set = set()
