@@ -562,6 +562,101 @@ BARRIER_COUNT = rule("TS969", "barrier-count", """
     """, phase="frontend", severity=Severity.ERROR, exc="ValueError", valid=[_BARRIER_OK],
     invalid=[_BARRIER_BAD, _BARRIER_IN_WORK])
 
+# a resource flag that holds `cutlass.Boolean(False)` from `__post_init__`, tested by a work
+# method and set by an auxiliary work method, in a kernel compiled with FrontendNext
+_FLAG_DST = '''@dataclass(kw_only=True)
+class Dst(MemoryResource):
+    out: cute.Tensor = None
+    flag: object = None
+
+    def __post_init__(self) -> None:
+        self.flag = cutlass.Boolean(False)
+
+    @producer_work(work_attrs=WorkAttr.AUXILIARY)
+    @cute.jit
+    def set_flag(self, stage_info: StageInfo) -> None:
+        self.flag = cutlass.Int32(stage_info.loop_offset) == 0
+
+    @producer_work
+    @cute.jit
+    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
+        if self.flag:
+            self.out[stage_info.loop_offset] = v
+'''
+_FLAG_KERNEL = _DSL_KERNEL.replace("from ts_runtime import consumer_work,", "from ts_runtime import WorkAttr, consumer_work,",
+                                   1).replace('''@dataclass(kw_only=True)
+class Dst(MemoryResource):
+    out: cute.Tensor = None
+
+    @producer_work
+    @cute.jit
+    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
+        self.out[stage_info.loop_offset] = v
+''', _FLAG_DST, 1).replace("return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,", 1)
+_FLAG_LOOP = '''        if cutlass.const_expr(UNROLL > 1):
+            with domain_loop(0, 64, 1, unroll=UNROLL):
+                v = src.get()
+                dst.put(v=v)
+        else:
+            with domain_loop(0, 64, 1):
+                v = src.get()
+                dst.put(v=v)
+'''
+_FLAG_SET_FIRST = _FLAG_KERNEL.replace(_FLAG_LOOP, '''        dst.set_flag()
+        with domain_loop(0, 64, 1):
+            v = src.get()
+            dst.put(v=v)
+''', 1)
+_FLAG_PLAIN = _FLAG_KERNEL.replace(_FLAG_LOOP, '''        with domain_loop(0, 64, 1):
+            v = src.get()
+            dst.put(v=v)
+        dst.set_flag()
+''', 1).replace("return cute.compile[cute.FrontendNext](launch,", "return cute.compile(launch,", 1)
+_FLAG_SET_AFTER = _FLAG_KERNEL.replace(_FLAG_LOOP, '''        with domain_loop(0, 64, 1):
+            v = src.get()
+            dst.put(v=v)
+        dst.set_flag()  # expect: TS970
+''', 1)
+_FLAG_SET_IN_LOOP = _FLAG_KERNEL.replace(_FLAG_LOOP, '''        with domain_loop(0, 64, 1):
+            v = src.get()
+            dst.put(v=v)
+            dst.set_flag()  # expect: TS970
+''', 1)
+
+FOLDED_PREDICATE = rule("TS970", "folded-predicate-changed", """
+    A work call changes a resource attribute that an earlier work call tested as a condition while it held a compile-time value, in a kernel compiled with FrontendNext.
+
+    ## What it does
+    Follows the work calls of the kernel's schedules in the order FrontendNext traces
+    them (the TaskManager's task order, then each schedule's order: head, domain-loop
+    body, tail). A work method (or a helper method it certainly calls) whose `if` /
+    `while` tests a resource attribute alone (`if self.is_leader:`, `if not
+    self.flag:`) while that attribute still holds a compile-time value (a Python bool or
+    int, or a `cutlass` number of a literal that `__init__` / `__post_init__` set:
+    `self.is_leader = cutlass.Boolean(False)`) folds that branch; a later work call, of
+    any task, whose method sets that attribute of the same resource object is reported.
+    Judged in a kernel compiled with `cute.compile[cute.FrontendNext]` (ts-lint follows
+    the front end the `cute.compile` call names), with the TaskManager made inside the
+    kernel.
+    ## Why is this bad?
+    FrontendNext traces the tasks inside a loop of the reference's own: the condition was
+    decided once, at trace time, on the placeholder value, and the attribute changes
+    afterwards in the same loop body, so the decision would be stale. Compiling the
+    kernel fails with `PHASE_PREDICATE_FOLDED_STALE` (`self.is_leader` is changed here
+    inside a for/while body, but an if/while condition already folded on its
+    compile-time value). Typically the setup work call that gives the attribute its
+    run-time value (`smem_a.init_load_state()`) was deleted from, or moved after, the
+    schedule that tests it.
+    ## Example
+    A load task's `tma_load_a()` tests `if self.is_leader:` before any
+    `init_load_state()` of its schedule; the MMA task's `init_descriptors()` then sets
+    `self.is_leader`.
+    ## Use instead
+    Call the setup work method that sets the attribute at the start of the schedule that
+    tests it (its head), before the work call that tests it.
+    """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError", valid=[_FLAG_SET_FIRST, _FLAG_PLAIN],
+    invalid=[_FLAG_SET_AFTER, _FLAG_SET_IN_LOOP])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",
-           "BARRIER_COUNT"]
+           "BARRIER_COUNT", "FOLDED_PREDICATE"]

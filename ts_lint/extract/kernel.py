@@ -318,6 +318,7 @@ class KernelMixin:
         ctx.kernels.append(kernel)
         ctx.kernel_roots.append(f"{ctx.root_name} ({ctx.config_label})" if ctx.config_label else ctx.root_name)
         self._work_method_reads(kernel, objects)
+        self._folded_predicates(kernel, objects)
         if ctx.import_errors:
             reasons.insert(0, "the module has errors that stop it at import")
         elif ctx.root_errors:
@@ -372,6 +373,54 @@ class KernelMixin:
                         msg = name_error_message(name, local, where)
                         ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
                                    ctx.range(node))
+
+    def _folded_predicates(self, kernel, objects):
+        """TS970: FrontendNext (`cute.compile[cute.FrontendNext]`) traces the tasks'
+        schedules one after the other, in the TaskManager's task order, inside a loop of
+        its own; an `if self.flag:` in a work method, met while `flag` holds a compile-time
+        value (a Python bool / int, or `cutlass.Boolean(False)` from `__init__`), is folded
+        to that value, and a later work call (of any task) that sets `flag` on the same
+        resource object is rejected with PHASE_PREDICATE_FOLDED_STALE. Reported at that
+        work call. A work method that both tests and sets an attribute does not fold it
+        (which comes first is not followed)."""
+        it = self.it
+        if getattr(it, "frontend", None) != "next" or not any(getattr(f.func, "is_jit", False) for f in it.frames):
+            return
+        from .workbody import compile_time_attributes, tested_attributes
+        const: dict = {}       # rid -> attributes still holding their compile-time value
+        folded: dict = {}      # (rid, attribute) -> (work call label, its range)
+        reported = set()
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered is not None else ()):
+                o = objects.get(e.resource)
+                if not e.label or not e.stage.is_work or o is None:
+                    continue
+                res = kernel.resources.get(e.resource)
+                wm = res.work_methods.get(e.label) if res is not None else None
+                _owner, v = o.cls.lookup(e.label)
+                if wm is None or not isinstance(v, WorkMethodVal):
+                    continue
+                if e.resource not in const:
+                    const[e.resource] = set(compile_time_attributes(it, o))
+                live = const[e.resource]
+                writes = wm.writes
+                for a in sorted(writes):
+                    hit = folded.get((e.resource, a))
+                    if hit is not None and (e.resource, a) not in reported:
+                        reported.add((e.resource, a))
+                        self.ctx.report(
+                            "TS970", f"{e.label}() changes '{a}' of '{res.label}', which {hit[0]}() already tested "
+                            f"as a condition while it held a compile-time value (line {hit[1].line}): FrontendNext "
+                            f"folded that branch when it traced the kernel, and rejects the change "
+                            f"(PHASE_PREDICATE_FOLDED_STALE); set '{a}' to its run-time value before the first "
+                            f"work call that tests it (the setup work call of this task's schedule)", e.range)
+                if wm.writes_any:
+                    live.clear()
+                    continue
+                tests = tested_attributes(it, o, v) if live else None
+                for a in sorted((tests or frozenset()) & live - writes):
+                    folded.setdefault((e.resource, a), (e.label, e.range))
+                live -= writes
 
     def _run_rules(self, kernel, options, rng):
         from ts_runtime.diagnostics import Severity

@@ -299,6 +299,26 @@ class _Body(_Flow):
             return None
         return "self" if n == self.me else "stage"
 
+    def if_(self, st):
+        self._test(st.test)
+        return super().if_(st)
+
+    def stmt(self, st):
+        if type(st) is cst.While:
+            self._test(st.test)
+        return super().stmt(st)
+
+    def _test(self, node) -> None:
+        """("test", attribute) for an `if` / `while` test that is `self.<attribute>` or
+        `not self.<attribute>` alone, where the body certainly gets there (either branch
+        of an undecided `if` above it: the DSL traces both of a run-time `if`)."""
+        if not self.certain:
+            return
+        if type(node) is cst.UnaryOperation and type(node.operator) is cst.Not:
+            node = node.expression
+        if type(node) is cst.Attribute and self._base(node.value) == "self":
+            self.events.append(("test", node.attr.value))
+
     def truth(self, node):
         """`cutlass.const_expr(x)` is decided as `x` (the DSL folds it)."""
         if type(node) is cst.Call and len(node.args) == 1 and node.args[0].keyword is None \
@@ -483,7 +503,9 @@ class _Analysis:
         self.depth += 1
         try:
             for ev in events:
-                if ev[0] == "barrier":
+                if ev[0] == "test":
+                    pass
+                elif ev[0] == "barrier":
                     if self.it_builds_kernel:
                         self._report("TS969", f"{ev[2]} ({self.where})", ev[1])
                 elif ev[0] == "self":
@@ -592,6 +614,140 @@ class _Analysis:
         passed |= {id(a) for k, a in kws.items() if k in stage_kws}
         stage = {pname for pname, arg in bound.arguments.items() if isinstance(arg, cst.Arg) and id(arg) in passed}
         self.method(v, params[0].name, stage)
+
+
+def tested_attributes(it, obj, wm) -> Optional[frozenset]:
+    """The attributes that the work method `wm` (a WorkMethodVal) on the resource `obj`,
+    or a helper method it certainly calls, tests alone (`if self.flag:`, `while not
+    self.flag:`) where it certainly gets there; None when ts-lint cannot read it."""
+    from .interpreter import param_list
+    from .values import FuncVal
+    func = getattr(wm, "func", None)
+    if not isinstance(func, FuncVal) or not isinstance(func.node, cst.FunctionDef):
+        return None
+    out: set = set()
+    seen: set = set()
+    try:
+        todo = [func]
+        while todo:
+            f = todo.pop()
+            if id(f.node) in seen or len(seen) > MAX_HELPER_DEPTH * 4:
+                continue
+            seen.add(id(f.node))
+            ctx = it.ctx
+            fn = ctx.src.full(f.node) if ctx.src is not None else f.node
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            positional = [p.name.value for p, kind in param_list(fn.params) if kind in ("positional_only", "pos_or_kw")]
+            if not positional:
+                continue
+            from .imports import source_of
+            from .unbound import _module_facts
+            _names, walrus = _module_facts(it, source_of(ctx, f.node))
+            for ev in _events(it, f, fn, positional[0], set(positional[1:2]), walrus, False):
+                if ev[0] == "test":
+                    out.add(ev[1])
+                elif ev[0] == "call":
+                    name = ev[1].func.attr.value
+                    if name in obj.attrs:
+                        continue
+                    _owner, v = obj.cls.lookup(name)
+                    if isinstance(v, FuncVal) and isinstance(v.node, cst.FunctionDef) and \
+                            all(_dsl_decorator(d) for d in v.node.decorators):
+                        todo.append(v)
+    except RecursionError:
+        return None
+    except Exception:          # the lint never fails on its own analysis
+        return None
+    return frozenset(out)
+
+
+def compile_time_attributes(it, obj) -> frozenset:
+    """The attributes of the resource object `obj` that hold a compile-time value when
+    the kernel starts: a Python bool or int (`flag: bool = False`), or a `cutlass` number
+    made from a literal (`self.is_leader = cutlass.Boolean(False)`) by the last assignment
+    to it in the body of its class's `__init__` / `__post_init__`, outside any branch,
+    loop or nested function, with no other assignment to it in those methods, and still
+    a DSL value (or one ts-lint could not evaluate) in the interpreted object."""
+    from .values import FuncVal
+    from ts_runtime.model.values import RUNTIME, UNKNOWN
+    out = set()
+    for name, v in obj.attrs.items():
+        if type(v) in (bool, int):
+            out.add(name)
+    try:
+        for meth in ("__init__", "__post_init__"):
+            _owner, f = obj.cls.lookup(meth)
+            if not isinstance(f, FuncVal) or not isinstance(f.node, cst.FunctionDef):
+                continue
+            fn = it.ctx.src.full(f.node) if it.ctx.src is not None else f.node
+            params = fn.params.params
+            if not params:
+                continue
+            me = params[0].name.value
+            top: dict = {}
+            nested: set = set()
+            for st in _stmt_list(fn.body):
+                for node, depth in _self_stores(st, me, 0):
+                    (nested.add(node[0]) if depth else top.__setitem__(node[0], node[1]))
+            for name, value in top.items():
+                if name not in nested and _dsl_literal_number(value) and \
+                        (obj.attrs.get(name) is RUNTIME or obj.attrs.get(name) is UNKNOWN):
+                    out.add(name)
+    except Exception:          # the lint never fails on its own analysis
+        pass
+    return frozenset(out)
+
+
+def _self_stores(st, me: str, depth: int):
+    """((attribute, value or None), nesting depth) of the `self.<attribute> = ...`
+    stores in a statement (a store in a branch, loop, `with` or nested def: depth > 0);
+    the value is given for a plain `self.<attribute> = value` only."""
+    if isinstance(st, cst.SimpleStatementLine):
+        for small in st.body:
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                targets = [small.target]
+            else:
+                continue
+            plain = isinstance(small, cst.Assign) and len(targets) == 1
+            for t in targets:
+                for a in _attr_targets(t, me):
+                    yield (a, small.value if plain and t is not None and isinstance(t, cst.Attribute) else None), depth
+        return
+    for child in st.children:
+        if isinstance(child, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            for inner in _stmt_list(child):
+                yield from _self_stores(inner, me, depth + 1)
+        elif isinstance(child, (cst.Else, cst.If, cst.ExceptHandler, cst.Finally)):
+            yield from _self_stores(child, me, depth + 1)
+
+
+def _attr_targets(t, me: str):
+    if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == me:
+        yield t.attr.value
+    elif isinstance(t, (cst.Tuple, cst.List)):
+        for e in t.elements:
+            yield from _attr_targets(e.value, me)
+
+
+_LITERAL_NUMBER = re.compile(r"(Int|Uint)(8|16|32|64)|Float(16|32|64)|BFloat16|Boolean")
+
+
+def _dsl_literal_number(value) -> bool:
+    """`cutlass.Boolean(False)`, `cutlass.Int32(0)`: a DSL number of a literal, which the
+    DSL keeps as a compile-time constant."""
+    if not isinstance(value, cst.Call) or len(value.args) != 1 or value.args[0].keyword is not None:
+        return False
+    f = value.func
+    if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "cutlass"
+            and _LITERAL_NUMBER.fullmatch(f.attr.value)):
+        return False
+    a = value.args[0].value
+    if isinstance(a, cst.UnaryOperation) and isinstance(a.operator, cst.Minus):
+        a = a.expression
+    return isinstance(a, (cst.Integer, cst.Float)) or isinstance(a, cst.Name) and a.value in ("True", "False")
 
 
 _SIGNATURES: dict = {}      # id(def node) -> (node, inspect.Signature or None)
