@@ -646,7 +646,8 @@ FOLDED_PREDICATE = rule("TS970", "folded-predicate-changed", """
     inside a for/while body, but an if/while condition already folded on its
     compile-time value). Typically the setup work call that gives the attribute its
     run-time value (`smem_a.init_load_state()`) was deleted from, or moved after, the
-    schedule that tests it.
+    schedule that tests it. ts_runtime's own code generation does not trace the tasks in
+    such a loop and compiles the kernel: the finding is ts-lint's.
     ## Example
     A load task's `tma_load_a()` tests `if self.is_leader:` before any
     `init_load_state()` of its schedule; the MMA task's `init_descriptors()` then sets
