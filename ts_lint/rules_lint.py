@@ -631,10 +631,11 @@ FOLDED_PREDICATE = rule("TS970", "folded-predicate-changed", """
     them (the TaskManager's task order, then each schedule's order: head, domain-loop
     body, tail). A work method (or a helper method it certainly calls) whose `if` /
     `while` tests a resource attribute alone (`if self.is_leader:`, `if not
-    self.flag:`) while that attribute still holds a compile-time value (a Python bool or
-    int, or a `cutlass` number of a literal that `__init__` / `__post_init__` set:
-    `self.is_leader = cutlass.Boolean(False)`) folds that branch; a later work call, of
-    any task, whose method sets that attribute of the same resource object is reported.
+    self.flag:`) while that attribute still holds the DSL constant that `__init__` /
+    `__post_init__` set (a `cutlass` number of a literal: `self.is_leader =
+    cutlass.Boolean(False)`) folds that branch; a later work call, of any task, whose
+    method sets that attribute of the same resource object is reported. (A plain Python
+    bool or int attribute is folded too, but the reference lets it change.)
     Judged in a kernel compiled with `cute.compile[cute.FrontendNext]` (ts-lint follows
     the front end the `cute.compile` call names), with the TaskManager made inside the
     kernel.

@@ -92,3 +92,13 @@ def test_another_task_sets_it_later_in_task_order():
 
 def test_another_task_sets_it_earlier_in_task_order():
     assert _codes(_two("[utask, task]", 0, 1)) == []
+
+
+def test_a_python_bool_attribute_may_change():
+    # `flag: bool = False`: folded too, but the reference accepts its change
+    src = _with("        with domain_loop(0, 64, 1):\n            v = src.get()\n            dst.put(v=v)\n"
+                "        dst.set_flag()\n").replace(
+        "    flag: object = None\n\n    def __post_init__(self) -> None:\n        self.flag = cutlass.Boolean(False)\n",
+        "    flag: bool = False\n", 1)
+    assert "flag: bool = False" in src
+    assert _codes(src) == []

@@ -377,8 +377,8 @@ class KernelMixin:
     def _folded_predicates(self, kernel, objects):
         """TS970: FrontendNext (`cute.compile[cute.FrontendNext]`) traces the tasks'
         schedules one after the other, in the TaskManager's task order, inside a loop of
-        its own; an `if self.flag:` in a work method, met while `flag` holds a compile-time
-        value (a Python bool / int, or `cutlass.Boolean(False)` from `__init__`), is folded
+        its own; an `if self.flag:` in a work method, met while `flag` holds a DSL constant
+        (`cutlass.Boolean(False)` from `__init__`), is folded
         to that value, and a later work call (of any task) that sets `flag` on the same
         resource object is rejected with PHASE_PREDICATE_FOLDED_STALE. Reported at that
         work call. A work method that both tests and sets an attribute does not fold it

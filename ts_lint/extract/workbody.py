@@ -663,18 +663,15 @@ def tested_attributes(it, obj, wm) -> Optional[frozenset]:
 
 
 def compile_time_attributes(it, obj) -> frozenset:
-    """The attributes of the resource object `obj` that hold a compile-time value when
-    the kernel starts: a Python bool or int (`flag: bool = False`), or a `cutlass` number
-    made from a literal (`self.is_leader = cutlass.Boolean(False)`) by the last assignment
+    """The attributes of the resource object `obj` that hold a DSL compile-time constant
+    when the kernel starts: a `cutlass` number made from a literal
+    (`self.is_leader = cutlass.Boolean(False)`) by the last assignment
     to it in the body of its class's `__init__` / `__post_init__`, outside any branch,
     loop or nested function, with no other assignment to it in those methods, and still
     a DSL value (or one ts-lint could not evaluate) in the interpreted object."""
     from .values import FuncVal
     from ts_runtime.model.values import RUNTIME, UNKNOWN
     out = set()
-    for name, v in obj.attrs.items():
-        if type(v) in (bool, int):
-            out.add(name)
     try:
         for meth in ("__init__", "__post_init__"):
             _owner, f = obj.cls.lookup(meth)
