@@ -1,7 +1,7 @@
 """Python errors in the work methods a kernel's schedules call, found without running them.
 
 The kernel compiles (calls) every work method its schedules call, as `method(self,
-stage_info, **inputs)`, and those call the resource's own helper methods. Three errors
+stage_info, **inputs)`, and those call the resource's own helper methods. Four errors
 there are certain from the text:
 
 * TS963: `stage_info.<name>` where `StageInfo` (a frozen dataclass of the TS API) has no
@@ -9,7 +9,14 @@ there are certain from the text:
 * TS966: `self.<name>` where no class in the resource's MRO defines `name` and no code of
   the program sets it (`self.bufs` for `self.buf`);
 * TS907: `self.helper(...)` whose arguments do not bind to the helper method's
-  parameters (`self._init()` for `def _init(self, stage_info)`).
+  parameters (`self._init()` for `def _init(self, stage_info)`);
+* TS969: a barrier primitive whose count PTX rejects (`prims.barrier_cta_sync(1,
+  thread_count=129)`), also in either branch of an `if` ts-lint cannot decide: the DSL
+  traces both branches of a run-time `if` (a false `cutlass.const_expr` one it does not).
+
+The same walk gives TS970 the attributes a work method tests alone as an `if` / `while`
+condition (`tested_attributes`) and, with `compile_time_attributes`, which of them
+hold a DSL constant when the kernel starts (kernel.py `_folded_predicates`).
 
 Each is reported only where the body certainly reaches it: the flow analysis of TS962
 (`unbound._Flow`: a statement after a branch that may leave, in an `if` ts-lint cannot
@@ -352,7 +359,6 @@ class _Body(_Flow):
                         self.events.append(("call", node, (frozenset(pos), frozenset(kws))))
                     return
         super().read(node)
-
 
     def _barrier(self, node: cst.Call) -> None:
         """A barrier primitive (tsapi.barrier_count_problem) called with a count this flow
