@@ -564,9 +564,9 @@ BARRIER_COUNT = rule("TS969", "barrier-count", """
 
 # a resource flag that holds `cutlass.Boolean(False)` from `__post_init__`, tested by a work
 # method and set by an auxiliary work method, in a kernel compiled with FrontendNext
-_FLAG_DST = '''@dataclass(kw_only=True)
-class Dst(MemoryResource):
-    out: cute.Tensor = None
+_FLAG_KERNEL = _DSL_KERNEL.replace(
+    "from ts_runtime import consumer_work,", "from ts_runtime import WorkAttr, consumer_work,", 1).replace(
+    "    out: cute.Tensor = None\n", '''    out: cute.Tensor = None
     flag: object = None
 
     def __post_init__(self) -> None:
@@ -576,23 +576,9 @@ class Dst(MemoryResource):
     @cute.jit
     def set_flag(self, stage_info: StageInfo) -> None:
         self.flag = cutlass.Int32(stage_info.loop_offset) == 0
-
-    @producer_work
-    @cute.jit
-    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
-        if self.flag:
-            self.out[stage_info.loop_offset] = v
-'''
-_FLAG_KERNEL = _DSL_KERNEL.replace("from ts_runtime import consumer_work,", "from ts_runtime import WorkAttr, consumer_work,",
-                                   1).replace('''@dataclass(kw_only=True)
-class Dst(MemoryResource):
-    out: cute.Tensor = None
-
-    @producer_work
-    @cute.jit
-    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
-        self.out[stage_info.loop_offset] = v
-''', _FLAG_DST, 1).replace("return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,", 1)
+''', 1).replace("        self.out[stage_info.loop_offset] = v\n",
+                 "        if self.flag:\n            self.out[stage_info.loop_offset] = v\n", 1).replace(
+    "return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,", 1)
 _FLAG_LOOP = '''        if cutlass.const_expr(UNROLL > 1):
             with domain_loop(0, 64, 1, unroll=UNROLL):
                 v = src.get()

@@ -166,11 +166,9 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
         return _walk_one(ctx, variant, tiles, lists[0], cred, tot, pdl, max_states, deadline, t0)
     ns = [len(rows) for rows in lists]
     cur = [0] * T
-    path: Optional[list] = [] if (witness or T == 1) else None
-    launch = False
-    # a one-task run is walked step by step (explore._explore_one), a longer one by
-    # macro-steps (explore.MacroSteps): a step and the trailing steps after it
-    macro = T > 1
+    path: Optional[list] = [] if witness else None
+    # a run of two or more tasks is walked by macro-steps (explore.MacroSteps): a step
+    # and the trailing steps after it
     live = [i for i in range(T) if ns[i]]
     explored = 1
     while True:
@@ -185,26 +183,20 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
                 return None          # a deadlock: the search reports it
             break
         rows = lists[i]
-        _, simple, rounds, _, kind, _ = rows[c]
-        if kind == PDL_LAUNCH:       # (one-task runs only: LinearContext.ok)
-            if not pdl:
-                return None          # a launch before any wait: the search reports it
-            launch = True
+        # (no PDL step: a run with one is walked only with one task, LinearContext.ok)
+        _, simple, rounds, _, _, _ = rows[c]
         for k, d in simple:
             cred[k] += d
         for k, m, p, d in rounds:
             v = tot[k] = (tot[k] + 1) % m
             if v == 0:
                 cred[p] += d
-        if kind == PDL_WAIT:
-            pdl = 1
         nxt = c + 1
-        if macro:
-            n = ns[i]
-            while nxt < n and rows[nxt][5]:
-                for k, d in rows[nxt][1]:
-                    cred[k] += d
-                nxt += 1
+        n = ns[i]
+        while nxt < n and rows[nxt][5]:
+            for k, d in rows[nxt][1]:
+                cred[k] += d
+            nxt += 1
         if path is not None:
             path.extend(zip(repeat(i), range(c, nxt)))
         cur[i] = nxt
@@ -213,11 +205,11 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
             return None
         if deadline is not None and explored % _CLOCK_EVERY == 0 and time.perf_counter() > deadline:
             return None
-    prog = _program(ctx, variant, tiles, lists, launch)
+    prog = _program(ctx, variant, tiles, lists, False)
     result = RunResult(prog, max_states=max_states)
     result.states = explored
     result.complete_states = 1
-    if path is not None and (witness or T == 1):
+    if path is not None:
         result.complete_path = path
         result.complete_state = tuple(cur) + tuple(cred) + tuple(tot) + (pdl, ())
         result.complete_no = explored
