@@ -579,15 +579,9 @@ _FLAG_KERNEL = _DSL_KERNEL.replace(
 ''', 1).replace("        self.out[stage_info.loop_offset] = v\n",
                  "        if self.flag:\n            self.out[stage_info.loop_offset] = v\n", 1).replace(
     "return cute.compile(launch,", "return cute.compile[cute.FrontendNext](launch,", 1)
-_FLAG_LOOP = '''        if cutlass.const_expr(UNROLL > 1):
-            with domain_loop(0, 64, 1, unroll=UNROLL):
-                v = src.get()
-                dst.put(v=v)
-        else:
-            with domain_loop(0, 64, 1):
-                v = src.get()
-                dst.put(v=v)
-'''
+# the copy schedule's body, which the examples replace
+_FLAG_LOOP = _DSL_KERNEL[_DSL_KERNEL.index("        if cutlass.const_expr(UNROLL > 1):"):
+                         _DSL_KERNEL.index("\n    task = Task(")]
 _FLAG_SET_FIRST = _FLAG_KERNEL.replace(_FLAG_LOOP, '''        dst.set_flag()
         with domain_loop(0, 64, 1):
             v = src.get()
