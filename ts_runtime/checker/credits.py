@@ -442,7 +442,14 @@ class CreditModel:
 
 
 def _layout_sig(kernel) -> tuple:
-    return (id(kernel.resources),) + tuple((id(t.lowered), id(t.src), id(t.dst)) for t in kernel.tasks)
+    """The objects a layout was made from (kept, and compared by identity: an id could be
+    reused once its object is gone)."""
+    return (kernel.resources,) + tuple((t.lowered, t.src, t.dst) for t in kernel.tasks)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and a[0] is b[0] and all(
+        x[0] is y[0] and x[1] is y[1] and x[2] is y[2] for x, y in zip(a[1:], b[1:]))
 
 
 def remember_layout(kernel, model: CreditModel) -> None:
@@ -456,7 +463,7 @@ def known_layout(kernel) -> Optional[CreditModel]:
     """The model `remember_layout` kept, while the kernel's resources and task lists are
     the same objects."""
     got = kernel.__dict__.get("_ts_credit_layout")
-    if got is not None and got[0] == _layout_sig(kernel):
+    if got is not None and _same(got[0], _layout_sig(kernel)):
         return got[1]
     return None
 
