@@ -123,3 +123,34 @@ def test_the_complete_run_is_kept_for_the_verbose_report_only():
     path = loud.runs[0].complete_path
     assert path and sorted({t for t, _ in path}) == [0, 1] and "COMPLETE" in loud.report
     assert check_kernel(k, witness=False).runs[0].complete_path is None
+
+
+def test_the_checker_copies_the_layout_the_table_rule_made():
+    # TaskManager order: the schedule-table rule's CreditModel first, then the checker's,
+    # which takes the pools, strides and listing counts from it instead of making them
+    from dataclasses import replace
+    from ts_runtime.checker.compile import CompileContext
+    from ts_runtime.checker.credits import CreditModel, known_layout
+    from ts_runtime.rules.simulation import simulate_table
+    kb = KernelBuilder()
+    a, b = kb.pipe("a", stages=2), kb.pipe("b", stages=3)
+    producer(kb, "Prod", a, 4)
+    with kb.task("Mid", src=[a], dst=[b]) as t:
+        with t.loop(4):
+            t.ops(a, "wait", "consumer_work", "release")
+            t.ops(b, "acquire", "producer_work", "commit")
+    consumer(kb, "C0", b, 4)
+    consumer(kb, "C1", b, 4)                 # two consumers: shared rounds (counters)
+    k = kb.build()
+    assert known_layout(k) is None
+    table = simulate_table(k).credits
+    assert known_layout(k) is table
+    ctx = CompileContext(k)
+    fresh = CreditModel(k, [[] for _ in k.tasks], mode="checker")
+    assert [(p.credit_id, p.phys, p.kind, p.initial) for p in ctx.credits.pools] == \
+        [(p.credit_id, p.phys, p.kind, p.initial) for p in fresh.pools]
+    assert ctx.credits.pools is not table.pools and ctx.credits._listing == fresh._listing
+    assert check_kernel(k).diagnostics == []
+    # a task list that is not the one the layout was made from: made again
+    k.tasks[0].lowered = replace(k.tasks[0].lowered)
+    assert known_layout(k) is None
