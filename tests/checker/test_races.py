@@ -203,3 +203,39 @@ def test_second_write_on_a_stage_that_aliases_nothing_is_harmless():
             load.op(a, "commit")
     consumer(kb, "Cons", a, 3)
     assert check_kernel(kb.build()).diagnostics == []
+
+
+def _retired(write_first: bool):
+    """W and R ordered by the pipeline p (W commits, R waits), x and y unpipelined and
+    overlapping. write_first: W writes x before its commits, R reads y after its waits;
+    else W reads y first and R writes x last. Both verdicts are the reference's."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    x = kb.plain("x", tmem=[(0, 64)])
+    y = kb.plain("y", tmem=[(0, 64)])
+    first, last = (x, y) if write_first else (y, x)
+    with kb.task("W", src=[] if write_first else [y], dst=[p, x] if write_first else [p]) as w:
+        w.op(first, "producer_work" if write_first else "consumer_work")
+        with w.loop(2):
+            w.ops(p, "acquire", "producer_work", "commit")
+    with kb.task("R", src=[p, y] if write_first else [p], dst=[] if write_first else [x]) as r:
+        with r.loop(2):
+            r.ops(p, "wait", "consumer_work", "release")
+        r.op(last, "consumer_work" if write_first else "producer_work")
+    return kb, w, r
+
+
+def test_a_write_to_an_unpipelined_resource_is_never_retired():
+    # the reference: "A writes x vs B prod y": the pipeline orders the two calls, but no
+    # pipeline step ever retires x's data, which y's (non-atomic) read overwrites
+    kb, w, r = _retired(write_first=True)
+    d = finding(check_kernel(kb.build()).diagnostics, "TS802")
+    assert d.range.line == w.lines[("x", "producer_work")][0]
+    assert related_lines(d) == [r.lines[("y", "consumer_work")][0]]
+    assert "'x' has no pipeline: no step ever retires the write" in d.message
+
+
+def test_a_read_of_an_unpipelined_resource_ends_with_the_call():
+    # the reference accepts: the read of y is over before the pipeline lets x be written
+    kb, _, _ = _retired(write_first=False)
+    assert check_kernel(kb.build()).diagnostics == []

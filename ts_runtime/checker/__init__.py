@@ -265,9 +265,11 @@ def _describe(kernel, prog, f: Finding):
         ws = "" if w[1] < 0 else f" stage {w[1]}"
         os_ = "" if o[1] < 0 else f" stage {o[1]}"
         wname, oname = prog.task_names[wt], prog.task_names[ot]
+        why = "no pipeline orders the two accesses" if w[1] >= 0 else \
+            (f"'{prog.res_label(w[0])}' has no pipeline: no step ever retires the write, so whatever "
+             f"orders the two accesses, the written data and the other access overlap")
         msg = (f"aliasing race: '{wname}' writes '{prog.res_label(w[0])}'{ws} while '{oname}' "
-               f"{_verb(o[2])} '{prog.res_label(o[0])}'{os_}; both map to {space}[{lo}:{hi}] and no "
-               f"pipeline orders the two accesses")
+               f"{_verb(o[2])} '{prog.res_label(o[0])}'{os_}; both map to {space}[{lo}:{hi}] and {why}")
         if len(w) > 6 and w[6]:
             msg += (f" (the write is a second producer work call on one acquired stage of "
                     f"'{prog.res_label(w[0])}': the consumer's wait publishes one write per commit, "

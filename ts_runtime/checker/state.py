@@ -152,7 +152,11 @@ def apply_held(held: tuple, actions: tuple, task: int, eidx: int) -> tuple:
         elif kind == UWORK:
             _, r, access, end = act
             hs = [e for e in hs if not (e[0] == r and e[1] == -1 and e[3] == task)]
-            if not end:
+            # a write to an unpipelined resource stays: no pipeline step ever retires it,
+            # so a later access of an aliased resource by another task races with it,
+            # whatever orders the two (as the reference judges it); a consumer call's
+            # entries end with the call
+            if not end or access == PROD:
                 hs.append((r, -1, access, task, -1, 0, eidx))
         elif kind == TAG:
             _, rr, rnd, sources = act
