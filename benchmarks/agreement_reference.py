@@ -103,11 +103,15 @@ def _fork(mod):
 
 
 def _resadd(mod):
-    # both residual-load modes of the tutorial's --mode choice
+    # both residual-load modes of the tutorial's --mode choice; versions whose host function
+    # takes the two group modes get the ones its run() defaults to (fused A/B, merged epilogue)
+    import inspect
+    params = inspect.signature(mod.host_function).parameters
+    modes = (mod.PipelineGroupMode.FusedMerge, mod.PipelineGroupMode.Merge) if "ab_sync_mode" in params else ()
     m, n, k = 256, 256, 256
     for use_tma in (False, True):
         _next()(mod.host_function, T(F16, (m, k), (1, 0)), T(F16, (n, k), (1, 0)), T(F16, (m, n), (1, 0)),
-                T(F16, (m, n), (1, 0)), (m, n, k), use_tma)
+                T(F16, (m, n), (1, 0)), (m, n, k), use_tma, *modes)
 
 
 def _nvfp4(mod):
