@@ -57,14 +57,21 @@ def _gemm(m, n, k, *extra):
     return hook
 
 
+def _as_written(mod):
+    """The front end the tutorial's own `cute.compile` names: its newer versions compile
+    with FrontendNext, the older ones without (and their kernels need it that way)."""
+    import inspect
+    return _next() if "FrontendNext" in inspect.getsource(mod) else cute.compile
+
+
 def _copy_grid_stride(mod):
     n = 1 << 20
-    return cute.compile(mod.gmem_copy_kernel_host, n, T(I16, (n,)), T(I16, (n,)), 256, 8)
+    return _as_written(mod)(mod.gmem_copy_kernel_host, n, T(I16, (n,)), T(I16, (n,)), 256, 8)
 
 
 def _copy_tma(mod):
-    return cute.compile(mod.tma_copy_kernel_host, (256, 512), T(F16, (256, 512), (1, 0)),
-                        T(F16, (256, 512), (1, 0)), False)
+    return _as_written(mod)(mod.tma_copy_kernel_host, (256, 512), T(F16, (256, 512), (1, 0)),
+                            T(F16, (256, 512), (1, 0)), False)
 
 
 def _copy_tma_conditional(mod):
