@@ -88,6 +88,8 @@ def _two(order, wt, wu):
 def test_another_task_sets_it_later_in_task_order():
     src = _two("[task, utask]", 1, 0)
     assert _codes(src) == [("TS970", _line(src, "        dst.cset_flag()"))]
+    d = [d for d in lint_source(src, "k.py") if d.code == "TS970"][0]
+    assert [r.range.line for r in d.related] == [_line(src, "            dst.put(v=v)")]   # the test
 
 
 def test_another_task_sets_it_earlier_in_task_order():

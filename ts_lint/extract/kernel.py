@@ -378,14 +378,15 @@ class KernelMixin:
         """TS970: FrontendNext (`cute.compile[cute.FrontendNext]`) traces the tasks'
         schedules one after the other, in the TaskManager's task order, inside a loop of
         its own; an `if self.flag:` in a work method, met while `flag` holds a DSL constant
-        (`cutlass.Boolean(False)` from `__init__`), is folded
-        to that value, and a later work call (of any task) that sets `flag` on the same
-        resource object is rejected with PHASE_PREDICATE_FOLDED_STALE. Reported at that
-        work call. A work method that both tests and sets an attribute does not fold it
-        (which comes first is not followed)."""
+        (`cutlass.Boolean(False)` from `__init__`), is folded to that value, and a later
+        work call (of any task) that sets `flag` on the same resource object is rejected
+        with PHASE_PREDICATE_FOLDED_STALE. Reported at that work call, with the work call
+        that tested it as a related location. A work method that both tests and sets an
+        attribute does not fold it (which comes first is not followed)."""
         it = self.it
         if getattr(it, "frontend", None) != "next" or not any(getattr(f.func, "is_jit", False) for f in it.frames):
             return
+        from ts_runtime.diagnostics import Related
         from .workbody import compile_time_attributes, tested_attributes
         const: dict = {}       # rid -> attributes still holding their compile-time value
         folded: dict = {}      # (rid, attribute) -> (work call label, its range)
@@ -413,7 +414,9 @@ class KernelMixin:
                             f"as a condition while it held a compile-time value (line {hit[1].line}): FrontendNext "
                             f"folded that branch when it traced the kernel, and rejects the change "
                             f"(PHASE_PREDICATE_FOLDED_STALE); set '{a}' to its run-time value before the first "
-                            f"work call that tests it (the setup work call of this task's schedule)", e.range)
+                            f"work call that tests it (the setup work call of this task's schedule)", e.range,
+                            related=[Related(hit[1], f"{hit[0]}() tests '{a}' here, while it holds the "
+                                                     f"constant set when the resource was built")])
                 if wm.writes_any:
                     live.clear()
                     continue
