@@ -154,3 +154,27 @@ def test_the_checker_copies_the_layout_the_table_rule_made():
     # a task list that is not the one the layout was made from: made again
     k.tasks[0].lowered = replace(k.tasks[0].lowered)
     assert known_layout(k) is None
+
+
+def test_the_common_case_gives_the_general_effect(monkeypatch):
+    # CreditModel._plain (one pool, the listing's participants) against the general path
+    # of _effect_of, on every pipeline op of a kernel with single and shared rounds
+    from ts_runtime.checker.credits import ROLE, CreditModel
+    kb = KernelBuilder()
+    a, b = kb.pipe("a", stages=2), kb.pipe("b", stages=3)
+    producer(kb, "Prod", a, 4)
+    with kb.task("Mid", src=[a], dst=[b]) as t:
+        with t.loop(4):
+            t.ops(a, "wait", "consumer_work", "release")
+            t.ops(b, "acquire", "producer_work", "commit")
+    consumer(kb, "C0", b, 4)
+    consumer(kb, "C1", b, 4)
+    k = kb.build()
+    ops = [(ti, rid, stage) for ti in range(len(k.tasks)) for rid in (a.rid, b.rid) for stage in ROLE]
+    fast = CreditModel(k, [[] for _ in k.tasks])
+    got = [fast.fixed_effect(*op) for op in ops]
+    assert any(fast._plain(rid, stage) is not None for _, rid, stage in ops)
+    monkeypatch.setattr(CreditModel, "_plain", lambda self, rid, stage: None)
+    slow = CreditModel(k, [[] for _ in k.tasks])
+    assert [slow.fixed_effect(*op) for op in ops] == got
+    assert slow.counters == fast.counters

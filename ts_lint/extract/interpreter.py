@@ -349,7 +349,12 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         being compiled, or in a `build()` entry point (the runtime harness's). A host
         driver such as a tutorial's `run()` (inputs, torch, checks around the compile) is
         not: the reference's verdict is the compile's."""
-        return self.ctx.root_name == "build" or any(getattr(f.func, "is_jit", False) for f in self.frames)
+        return self.ctx.root_name == "build" or self.in_jit_build()
+
+    def in_jit_build(self) -> bool:
+        """Whether the run is inside a @cute.jit / @cute.kernel function being compiled (a
+        TaskManager made there has its `run()` traced: its work methods are compiled)."""
+        return any(getattr(f.func, "is_jit", False) for f in self.frames)
 
     def certain_error(self, node, code: str, message: str, fix=None):
         """An operation the run reaches that certainly raises (TS963 AttributeError on a ts

@@ -384,7 +384,7 @@ class KernelMixin:
         that tested it as a related location. A work method that both tests and sets an
         attribute does not fold it (which comes first is not followed)."""
         it = self.it
-        if getattr(it, "frontend", None) != "next" or not any(getattr(f.func, "is_jit", False) for f in it.frames):
+        if getattr(it, "frontend", None) != "next" or not it.in_jit_build():
             return
         from ts_runtime.diagnostics import Related
         from .workbody import compile_time_attributes, tested_attributes

@@ -328,8 +328,8 @@ class _Body(_Flow):
 
     def truth(self, node):
         """`cutlass.const_expr(x)` is decided as `x` (the DSL folds it)."""
-        if type(node) is cst.Call and len(node.args) == 1 and node.args[0].keyword is None \
-                and _qualname(self, node.func) in _CONST_EXPR:
+        from .statements import _const_expr_test
+        if _const_expr_test(node) and len(node.args) == 1 and node.args[0].keyword is None:
             node = node.args[0].value
         return super().truth(node)
 
@@ -388,9 +388,6 @@ class _Body(_Flow):
         msg = barrier_count_problem(qual, n)
         if msg is not None:
             self.events.append(("barrier", arg.value, msg))
-
-
-_CONST_EXPR = ("cutlass.const_expr", "cutlass.cute.const_expr")
 
 
 def _qualname(flow, node) -> Optional[str]:
@@ -470,8 +467,9 @@ def _same_lookup(lookup, n, v) -> bool:
 class _Analysis:
     """One work method on one resource object (its class decides what `self` has)."""
 
-    def __init__(self, it, obj, where: str, seen: set):
+    def __init__(self, it, obj, where: str, seen: set, quiet: bool = False):
         self.it = it
+        self.quiet = quiet        # collect facts (`tests`), report nothing
         self.ctx = it.ctx
         self.obj = obj
         self.cls = obj.cls
@@ -480,9 +478,10 @@ class _Analysis:
         self.depth = 0
         self._defined: dict = {}
         self.helpers: list = []    # the helper methods followed (certainly called), for TS962
+        self.tests: set = set()    # attributes tested alone as a condition (TS970)
         # the TaskManager is made inside a @cute.jit / @cute.kernel function being
         # compiled: its `run()` traces the work methods (TS969 in their bodies)
-        self.it_builds_kernel = any(getattr(f.func, "is_jit", False) for f in it.frames)
+        self.it_builds_kernel = it.in_jit_build()
 
     # -------------------------------------------------------------- entry
     def method(self, func, me: Optional[str], stage: Set[str]):
@@ -510,7 +509,7 @@ class _Analysis:
         try:
             for ev in events:
                 if ev[0] == "test":
-                    pass
+                    self.tests.add(ev[1])
                 elif ev[0] == "barrier":
                     if self.it_builds_kernel:
                         self._report("TS969", f"{ev[2]} ({self.where})", ev[1])
@@ -525,6 +524,8 @@ class _Analysis:
 
     # -------------------------------------------------------------- findings
     def _report(self, code: str, message: str, node, fix_names=()):
+        if self.quiet:
+            return
         ctx = self.ctx
         rng = ctx.range(node)
         key = (code, rng.path, rng.line, rng.column)
@@ -625,47 +626,25 @@ class _Analysis:
 def tested_attributes(it, obj, wm) -> Optional[frozenset]:
     """The attributes that the work method `wm` (a WorkMethodVal) on the resource `obj`,
     or a helper method it certainly calls, tests alone (`if self.flag:`, `while not
-    self.flag:`) where it certainly gets there; None when ts-lint cannot read it."""
+    self.flag:`) where it certainly gets there: the walk of `check_work_method`, quiet;
+    None when ts-lint cannot read it."""
     from .interpreter import param_list
     from .values import FuncVal
     func = getattr(wm, "func", None)
     if not isinstance(func, FuncVal) or not isinstance(func.node, cst.FunctionDef):
         return None
-    out: set = set()
-    seen: set = set()
     try:
-        todo = [func]
-        while todo:
-            f = todo.pop()
-            if id(f.node) in seen or len(seen) > MAX_HELPER_DEPTH * 4:
-                continue
-            seen.add(id(f.node))
-            ctx = it.ctx
-            fn = ctx.src.full(f.node) if ctx.src is not None else f.node
-            if not isinstance(fn, cst.FunctionDef):
-                continue
-            positional = [p.name.value for p, kind in param_list(fn.params) if kind in ("positional_only", "pos_or_kw")]
-            if not positional:
-                continue
-            from .imports import source_of
-            from .unbound import _module_facts
-            _names, walrus = _module_facts(it, source_of(ctx, f.node))
-            for ev in _events(it, f, fn, positional[0], set(positional[1:2]), walrus, False):
-                if ev[0] == "test":
-                    out.add(ev[1])
-                elif ev[0] == "call":
-                    name = ev[1].func.attr.value
-                    if name in obj.attrs:
-                        continue
-                    _owner, v = obj.cls.lookup(name)
-                    if isinstance(v, FuncVal) and isinstance(v.node, cst.FunctionDef) and \
-                            all(_dsl_decorator(d) for d in v.node.decorators):
-                        todo.append(v)
+        positional = [p.name.value for p, kind in param_list(func.node.params)
+                      if kind in ("positional_only", "pos_or_kw")]
+        if not positional:
+            return None
+        a = _Analysis(it, obj, "", set(), quiet=True)
+        a.method(func, positional[0], set(positional[1:2]))
+        return frozenset(a.tests)
     except RecursionError:
         return None
     except Exception:          # the lint never fails on its own analysis
         return None
-    return frozenset(out)
 
 
 def compile_time_attributes(it, obj) -> frozenset:

@@ -367,12 +367,12 @@ class CreditModel:
             eff = self._eff_cache[ck] = self._effect_of(ti, rid, stage, 0)
         return eff
 
-    def plain_info(self, rid: int, stage) -> Optional[tuple]:
-        """`effect_info(fixed_effect(ti, rid, stage), 0, 0)` (program.py) of a pipeline op
-        on a tracked resource that is in no group, in "checker" mode with no lane
-        recorded (then neither the task nor the occurrence picks the pool), without
-        making the StepCredit; None in every other case (the caller then asks
-        `fixed_effect`)."""
+    def _plain(self, rid: int, stage) -> Optional[tuple]:
+        """(pool, delta, blocking, counter or -1, participants) of a pipeline op on a
+        tracked resource that is in no group, in "checker" mode with no lane recorded:
+        neither the task nor the occurrence picks the pool, and the participants are the
+        tasks listing the resource (`_count_participants`). None in every other case.
+        The one place both `_effect_of` and `plain_info` take that common case from."""
         if self._lanes or self.mode != "checker":
             return None
         r = self.kernel.resources.get(rid)
@@ -384,12 +384,26 @@ class CreditModel:
         side, kind, delta, blocking = role
         p = self._pool_index[(rid, 0, kind)]
         n = self._listing[0 if side < 2 else 1].get(rid, 0)
+        return (p, delta, blocking, self._counter(p, stage) if n > 1 else -1, n if n > 1 else 1)
+
+    def plain_info(self, rid: int, stage) -> Optional[tuple]:
+        """`effect_info(fixed_effect(ti, rid, stage), 0, 0)` (program.py) of the common case
+        (`_plain`), without making the StepCredit; None in every other case (the caller
+        then asks `fixed_effect`)."""
+        got = self._plain(rid, stage)
+        if got is None:
+            return None
+        p, delta, blocking, counter, n = got
         dmask = 1 << p if delta < 0 else 0
         if n > 1:
-            return (p if blocking else -1, (), ((self._counter(p, stage), n, p, delta),), dmask)
+            return (p if blocking else -1, (), ((counter, n, p, delta),), dmask)
         return (p if blocking else -1, ((p, delta),), (), dmask)
 
     def _effect_of(self, ti: int, rid: int, stage, o: int) -> StepCredit:
+        plain = self._plain(rid, stage)
+        if plain is not None:
+            p, delta, blocking, counter, n = plain
+            return StepCredit(p if blocking else -1, (Move(p, delta, counter, n),))
         res = self.kernel.resources
         r = res.get(rid)
         if r is None or r.kind is _WORK_QUEUE:
