@@ -68,6 +68,8 @@ CASES = [
                                             "seed": 7}),
     ("tests/codegen/kernels/colsum_acc.py", {}),
     ("tests/codegen/kernels/colsum_acc.py", {"num_rows": 5, "num_cols": 128 * 11, "max_ctas": 3, "seed": 8}),
+    ("tests/codegen/kernels/colsum_late.py", {}),
+    ("tests/codegen/kernels/colsum_late.py", {"num_rows": 6, "num_cols": 128 * 13, "max_ctas": 5, "seed": 9}),
 ]
 # Checked against Python only, because the reference gets them wrong on the GPU (seen on
 # an H200, 2026-11-30): advance_on_acquire with an interleave stride (a quirk of its

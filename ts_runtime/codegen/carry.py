@@ -28,7 +28,7 @@ def _ts_field_names():
     return _TS_FIELDS
 
 
-def _is_traced(value) -> bool:
+def is_traced(value) -> bool:
     if value is None or isinstance(value, (bool, int, float, str)):
         return False
     if isinstance(value, cutlass.Numeric):
@@ -45,7 +45,7 @@ def _carried_fields(resource):
         if f.name in skip or is_constexpr_field(f, resource):
             continue
         v = getattr(resource, f.name, None)
-        if _is_traced(v):
+        if is_traced(v):
             out.append((f.name, v))
     return out
 

@@ -106,8 +106,11 @@ class State:
         self._attrs.append((key, obj, name))
 
     def _pull(self):
+        # a work call may set a carried field to a Python value (`self.scale_d = False`
+        # after `cutlass.Boolean(False)`): it is carried as the field's DSL type
+        vals = self._vals
         for key, obj, name in self._attrs:
-            self._vals[key] = getattr(obj, name)
+            vals[key] = _cast_like(vals[key], getattr(obj, name))
 
     def _push(self):
         for key, obj, name in self._attrs:

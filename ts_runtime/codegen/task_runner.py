@@ -32,12 +32,15 @@ from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN, DynamicBound, is_static_int
 from ..resources import StageInfo, TaskLocalVariable, WorkQueue
 from . import work_queue as wqmod
+from .carry import is_traced
 from .control import (
     Boolean, Int32, State, as_int32, dyn_for, dyn_if, dyn_while, if_then, logical_and,
     logical_not, static_value, unsupported,
 )
 
 __all__ = ["run_task", "emit_task"]
+
+_MISSING = object()      # restore_attrs: a field the object did not have before the task
 
 PRODUCER_SIDE = frozenset({S.ProducerTryAcquire, S.ProducerAcquire, S.ProducerCommit, S.ProducerWork,
                            S.ProducerAuxWork})
@@ -270,6 +273,34 @@ class TaskEmitter:
         before the task are put back once it is emitted (`restore_attrs`): the next task is
         emitted in another branch, where this task's values do not exist."""
         self._saved_attrs = []
+        self._snapshots = []
+        for rid in list(self.model.src) + list(self.model.dst):
+            r = self.res(rid)
+            if r is None or r.is_group or r.is_work_queue:
+                continue
+            obj = self.obj(rid)
+            if hasattr(obj, "__dict__") and not any(o is obj for o, _ in self._snapshots):
+                self._snapshots.append((obj, dict(vars(obj))))
+        for obj, name, key in self._written_attrs():
+            value = getattr(obj, name, None)
+            if key not in self.state and isinstance(value, cutlass.Numeric):
+                self._saved_attrs.append((obj, name, value))
+                self.state.bind_attr(key, obj, name)
+
+    def bind_late_attrs(self):
+        """After the entries before the task's loops, which run in no region of its own:
+        carries the written fields those entries made DSL numbers (a field left None by
+        `__init__` and set by an init work call, `self.scale_d = cutlass.Boolean(False)`),
+        so that the loops carry them too. `restore_attrs` puts back their values from
+        before the task (the snapshot)."""
+        for obj, name, key in self._written_attrs():
+            if key not in self.state and isinstance(getattr(obj, name, None), cutlass.Numeric):
+                self.state.bind_attr(key, obj, name)
+
+    def _written_attrs(self):
+        """(object, field name, state key) of every field a work method of the task's
+        resources assigns (model: WorkMethod.writes)."""
+        out = []
         for rid in list(self.model.src) + list(self.model.dst):
             r = self.res(rid)
             if r is None or r.is_group or r.is_work_queue:
@@ -278,17 +309,28 @@ class TaskEmitter:
             names = set()
             for wm in r.work_methods.values():
                 names |= set(getattr(wm, "writes", ()) or ())
-            for name in sorted(names):
-                key = ("attr", rid, name)
-                value = getattr(obj, name, None)
-                if key in self.state or not isinstance(value, cutlass.Numeric):
-                    continue
-                self._saved_attrs.append((obj, name, value))
-                self.state.bind_attr(key, obj, name)
+            out.extend((obj, name, ("attr", rid, name)) for name in sorted(names))
+        return out
 
     def restore_attrs(self):
+        """Puts back the carried fields, then every other field the task's work methods
+        set to a DSL value: a field that held None or a Python value before the task (a
+        dataclass `field(default=None)` first set by a work method) and now holds a value
+        made inside this task's branch. That value does not exist in the next task's
+        branch; left in place, a later region would carry it and the IR would not verify
+        ("operand does not dominate this use"). Python values a task sets are left (they
+        are compile-time constants, valid in every branch)."""
         for obj, name, value in getattr(self, "_saved_attrs", ()):
             setattr(obj, name, value)
+        for obj, before in getattr(self, "_snapshots", ()):
+            for name, value in list(vars(obj).items()):
+                old = before.get(name, _MISSING)
+                if old is value or not is_traced(value):
+                    continue
+                if old is _MISSING:
+                    delattr(obj, name)
+                else:
+                    object.__setattr__(obj, name, old)
 
     def _seed(self, rid, var, where=None):
         o = self.obj(rid)
@@ -322,6 +364,7 @@ class TaskEmitter:
             self.tile = wqmod.block_tile()
             self.set_bounds()
             self.run_entries(head, 0)
+            self.bind_late_attrs()
             self.emit_loop(loop, tail)
             self.run_entries(tail, self.state["last"])
         else:
@@ -339,6 +382,7 @@ class TaskEmitter:
         self.tile = st[tile_key]
         self.set_bounds(dynamic=False)      # the tile may be invalid: no get_domain() here
         self.run_entries(pre, 0)
+        self.bind_late_attrs()
         skip_fn = self._skip_callable()
 
         def cond():
