@@ -105,6 +105,15 @@ class State:
         self.declare(key, getattr(obj, name))
         self._attrs.append((key, obj, name))
 
+    def unbind(self, keys):
+        """Drops carried values (bound for one region, see TaskEmitter.bind_region_attrs):
+        the regions opened after this do not carry them; the object keeps its value."""
+        if keys:
+            drop = set(keys)
+            for k in drop:
+                self._vals.pop(k, None)
+            self._attrs = [a for a in self._attrs if a[0] not in drop]
+
     def _pull(self):
         # a work call may set a carried field to a Python value (`self.scale_d = False`
         # after `cutlass.Boolean(False)`): it is carried as the field's DSL type

@@ -287,15 +287,43 @@ class TaskEmitter:
                 self._saved_attrs.append((obj, name, value))
                 self.state.bind_attr(key, obj, name)
 
-    def bind_late_attrs(self):
-        """After the entries before the task's loops, which run in no region of its own:
-        carries the written fields those entries made DSL numbers (a field left None by
-        `__init__` and set by an init work call, `self.scale_d = cutlass.Boolean(False)`),
-        so that the loops carry them too. `restore_attrs` puts back their values from
-        before the task (the snapshot)."""
-        for obj, name, key in self._written_attrs():
-            if key not in self.state and isinstance(getattr(obj, name, None), cutlass.Numeric):
-                self.state.bind_attr(key, obj, name)
+    def bind_region_attrs(self, entries) -> list:
+        """Before a loop region (the work-tile `while`, the domain `for`): carries through
+        it the fields that the work calls among `entries` (the region's body) assign and
+        that are not carried yet: a DSL number the entries before the region made (a field
+        `__init__` left None and an init work call set, `self.scale_d =
+        cutlass.Boolean(False)`), or a Python bool / int / float, turned into a Boolean /
+        Int32 / Float32 first, as cute.FrontendNext does with a Python value a loop body
+        updates (`self.scale_d = False` per tile, `True` after the first MMA): traced once,
+        the body would otherwise read the value from before the loop on every iteration.
+        Returns the keys bound, for `State.unbind` once the region is closed: the state of
+        an enclosing region must not change while it is open."""
+        written = set()
+        for e in entries:
+            if e.label and (e.stage is S.ProducerWork or e.stage is S.ConsumerWork):
+                r = self.res(e.resource)
+                wm = r.work_methods.get(e.label) if r is not None and not r.is_group else None
+                if wm is not None:
+                    written.update((e.resource, n) for n in (getattr(wm, "writes", ()) or ()))
+        keys = []
+        for rid, name in sorted(written, key=lambda x: (str(x[0]), x[1])):
+            key = ("attr", rid, name)
+            r = self.res(rid)
+            if key in self.state or r is None or r.is_work_queue:
+                continue
+            obj = self.obj(rid)
+            value = getattr(obj, name, None)
+            if isinstance(value, bool):
+                object.__setattr__(obj, name, Boolean(value))
+            elif isinstance(value, int):
+                object.__setattr__(obj, name, Int32(value))
+            elif isinstance(value, float):
+                object.__setattr__(obj, name, cutlass.Float32(value))
+            elif not isinstance(value, cutlass.Numeric):
+                continue
+            self.state.bind_attr(key, obj, name)
+            keys.append(key)
+        return keys
 
     def _written_attrs(self):
         """(object, field name, state key) of every field a work method of the task's
@@ -364,7 +392,6 @@ class TaskEmitter:
             self.tile = wqmod.block_tile()
             self.set_bounds()
             self.run_entries(head, 0)
-            self.bind_late_attrs()
             self.emit_loop(loop, tail)
             self.run_entries(tail, self.state["last"])
         else:
@@ -382,7 +409,7 @@ class TaskEmitter:
         self.tile = st[tile_key]
         self.set_bounds(dynamic=False)      # the tile may be invalid: no get_domain() here
         self.run_entries(pre, 0)
-        self.bind_late_attrs()
+        local = self.bind_region_attrs(head + loop + tail)
         skip_fn = self._skip_callable()
 
         def cond():
@@ -402,6 +429,7 @@ class TaskEmitter:
             dyn_if(st, run, lambda: self.emit_loop(loop, tail))
             self.run_entries(tail, st["last"], run)
         dyn_while(st, cond, body)
+        st.unbind(local)
         self.tile = st[tile_key]
         self.set_bounds(dynamic=False)
         self.run_entries(post, 0)
@@ -457,6 +485,13 @@ class TaskEmitter:
         self.bounds = (start, end, step)
 
     def emit_loop(self, loop, tail):
+        local = self.bind_region_attrs(loop)
+        try:
+            self._emit_loop(loop, tail)
+        finally:
+            self.state.unbind(local)
+
+    def _emit_loop(self, loop, tail):
         st = self.state
         start, end, step = self.bounds
         if "iter" in st:

@@ -1,16 +1,21 @@
 """Feature kernel: resource fields that `__init__` leaves None and work calls set (the
-newer tutorials' style: `scale_d: Any = field(init=False, default=None)`, made a DSL
-value by an init work call, reset to a Python value per tile).
+tutorials' style: `scale_d: Any = field(init=False, default=None)`, made a DSL value or a
+Python bool by an init work call, reset per tile, updated by the MMA in the k loop).
 
-colsum_acc.py's column sum, compiled with cute.FrontendNext, with three such fields:
+colsum_acc.py's column sum, compiled with cute.FrontendNext, as an alternating sum
+(row r counts with the sign (-1)^r) kept in such fields:
 
-- `ColSum.acc` and `ColSum.started` are None until `init_sum` (a work call before the
-  work-tile loop) sets `Float32(0)` / `Boolean(False)`; `reset` sets `started = False`
-  (a Python bool) at the start of every tile, `accumulate` keeps the sum only once
+- `ColSum.acc` is None until `init_sum` (a work call before the work-tile loop) sets
+  `Float32(0)`; `started` is None until `init_sum` sets a Python `False`; `reset` sets
+  it `False` again at the start of every tile; `accumulate` keeps the sum only once
   `started`, then sets it True, as the tutorials' MMA does with `scale_d`. Codegen must
   carry both through the work-tile and domain loops although they were not DSL values
-  when the task began (`TaskEmitter.bind_late_attrs`); otherwise every row overwrites
-  the sum and the GPU result is the last row.
+  when the task began, turning the Python bool into a Boolean as cute.FrontendNext does
+  (`TaskEmitter.bind_region_attrs`); otherwise every row overwrites the sum.
+- `ColSum.sign` is None until `reset`, inside the work-tile loop, sets `Float32(1)`;
+  `accumulate` flips it. Codegen must carry it through the domain loop alone (it
+  cannot be carried through the work-tile loop, where it has no value at the start);
+  otherwise every row counts with +1.
 - `Rows.seen` is set by the reduce task's work calls only (`init_read`, `read`). The load
   task, emitted after it in another branch, must not see (and carry) the reduce task's
   value: it does not exist there (`TaskEmitter.restore_attrs`; before it the IR did not
@@ -89,24 +94,27 @@ class ColSum(MemoryResource):
     dst: Any = None
     acc: Any = field(init=False, default=None)
     started: Any = field(init=False, default=None)
+    sign: Any = field(init=False, default=None)
 
     @producer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def init_sum(self, stage_info: StageInfo) -> None:
         self.acc = cutlass.Float32(0)
-        self.started = cutlass.Boolean(False)
+        self.started = False
 
     @producer_work(work_attrs=WorkAttr.AUXILIARY)
     @cute.jit
     def reset(self, stage_info: StageInfo) -> None:
         self.started = False
+        self.sign = cutlass.Float32(1)
 
     @producer_work
     @cute.jit
     def accumulate(self, stage_info: StageInfo, row_val: cutlass.Float32) -> None:
         keep = cutlass.Float32(self.started)
-        self.acc = self.acc * keep + row_val
+        self.acc = self.acc * keep + row_val * self.sign
         self.started = True
+        self.sign = -self.sign
 
     @producer_work
     @cute.jit
@@ -205,5 +213,6 @@ def run_on_gpu(num_rows=97, num_cols=TILE * 37, max_ctas=8, seed=0) -> dict:
     compiled = cute.compile[cute.FrontendNext](colsum_late, s, d, stream, max_ctas)
     compiled(s, d, stream)
     torch.cuda.synchronize()
-    bad = int((dst != src.sum(dim=0)).sum())
+    signs = 1 - 2 * (torch.arange(num_rows, device="cuda") % 2).to(torch.float32)
+    bad = int((dst != (src * signs[:, None]).sum(dim=0)).sum())
     return {"ok": bad == 0, "mismatches": bad}
