@@ -117,9 +117,12 @@ class State:
     def _pull(self):
         # a work call may set a carried field to a Python value (`self.scale_d = False`
         # after `cutlass.Boolean(False)`): it is carried as the field's DSL type
+        # (DSL values are taken as they are: a value of another DSL type is converted at
+        # the region's yield, `_yield_values`)
         vals = self._vals
         for key, obj, name in self._attrs:
-            vals[key] = _cast_like(vals[key], getattr(obj, name))
+            v = getattr(obj, name)
+            vals[key] = _cast_like(vals[key], v) if isinstance(v, (bool, int, float)) else v
 
     def _push(self):
         for key, obj, name in self._attrs:
