@@ -293,9 +293,11 @@ class TaskEmitter:
         that are not carried yet: a DSL number the entries before the region made (a field
         `__init__` left None and an init work call set, `self.scale_d =
         cutlass.Boolean(False)`), or a Python bool / int / float, turned into a Boolean /
-        Int32 / Float32 first, as cute.FrontendNext does with a Python value a loop body
-        updates (`self.scale_d = False` per tile, `True` after the first MMA): traced once,
-        the body would otherwise read the value from before the loop on every iteration.
+        Int32 / Float32 first when the kernel is compiled with cute.FrontendNext, which does
+        the same with a Python value a loop body updates (`self.scale_d = False` per tile,
+        `True` after the first MMA; plain `cute.compile` keeps Python values as they are):
+        traced once, the body would otherwise read the value from before the loop on every
+        iteration.
         Returns the keys bound, for `State.unbind` once the region is closed: the state of
         an enclosing region must not change while it is open."""
         written = set()
@@ -306,6 +308,7 @@ class TaskEmitter:
                 if wm is not None:
                     written.update((e.resource, n) for n in (getattr(wm, "writes", ()) or ()))
         keys = []
+        promote = frontend_next() if written else False
         for rid, name in sorted(written, key=lambda x: (str(x[0]), x[1])):
             key = ("attr", rid, name)
             r = self.res(rid)
@@ -313,6 +316,8 @@ class TaskEmitter:
                 continue
             obj = self.obj(rid)
             value = getattr(obj, name, None)
+            if isinstance(value, (bool, int, float)) and not promote:
+                continue
             if isinstance(value, bool):
                 object.__setattr__(obj, name, Boolean(value))
             elif isinstance(value, int):
@@ -802,6 +807,18 @@ class TaskEmitter:
             for _ in range(max(1, pipe.num_stages // k)):
                 pipe.wait_empty(P.index, P.phase)
                 P.advance(k)
+
+
+def frontend_next() -> bool:
+    """Whether the kernel being traced is compiled with cute.FrontendNext (the DSL's PyIR
+    front end: `cute.compile[cute.FrontendNext](...)`), read from the DSL's current
+    preprocessing mode (True if a DSL version does not expose it: the tutorials compile
+    with FrontendNext)."""
+    try:
+        from cutlass.cutlass_dsl import CuTeDSL
+        return bool(CuTeDSL._get_dsl().envar.enable_pyir)
+    except Exception:       # a DSL version without this attribute
+        return True
 
 
 def _fits(value, dtype) -> bool:
