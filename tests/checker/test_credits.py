@@ -125,13 +125,9 @@ def test_the_complete_run_is_kept_for_the_verbose_report_only():
     assert check_kernel(k, witness=False).runs[0].complete_path is None
 
 
-def test_the_checker_copies_the_layout_the_table_rule_made():
-    # TaskManager order: the schedule-table rule's CreditModel first, then the checker's,
-    # which takes the pools, strides and listing counts from it instead of making them
-    from dataclasses import replace
-    from ts_runtime.checker.compile import CompileContext
-    from ts_runtime.checker.credits import CreditModel, known_layout
-    from ts_runtime.rules.simulation import simulate_table
+def _chain_with_two_consumers():
+    """Prod -> a -> Mid -> b -> C0, C1: single-participant rounds on `a`, shared rounds
+    (two consumers: counters) on `b`. (kernel, a, b)."""
     kb = KernelBuilder()
     a, b = kb.pipe("a", stages=2), kb.pipe("b", stages=3)
     producer(kb, "Prod", a, 4)
@@ -140,8 +136,18 @@ def test_the_checker_copies_the_layout_the_table_rule_made():
             t.ops(a, "wait", "consumer_work", "release")
             t.ops(b, "acquire", "producer_work", "commit")
     consumer(kb, "C0", b, 4)
-    consumer(kb, "C1", b, 4)                 # two consumers: shared rounds (counters)
-    k = kb.build()
+    consumer(kb, "C1", b, 4)
+    return kb.build(), a, b
+
+
+def test_the_checker_copies_the_layout_the_table_rule_made():
+    # TaskManager order: the schedule-table rule's CreditModel first, then the checker's,
+    # which takes the pools, strides and listing counts from it instead of making them
+    from dataclasses import replace
+    from ts_runtime.checker.compile import CompileContext
+    from ts_runtime.checker.credits import CreditModel, known_layout
+    from ts_runtime.rules.simulation import simulate_table
+    k, a, b = _chain_with_two_consumers()
     assert known_layout(k) is None
     table = simulate_table(k).credits
     assert known_layout(k) is table
@@ -160,16 +166,7 @@ def test_the_common_case_gives_the_general_effect(monkeypatch):
     # CreditModel._plain (one pool, the listing's participants) against the general path
     # of _effect_of, on every pipeline op of a kernel with single and shared rounds
     from ts_runtime.checker.credits import ROLE, CreditModel
-    kb = KernelBuilder()
-    a, b = kb.pipe("a", stages=2), kb.pipe("b", stages=3)
-    producer(kb, "Prod", a, 4)
-    with kb.task("Mid", src=[a], dst=[b]) as t:
-        with t.loop(4):
-            t.ops(a, "wait", "consumer_work", "release")
-            t.ops(b, "acquire", "producer_work", "commit")
-    consumer(kb, "C0", b, 4)
-    consumer(kb, "C1", b, 4)
-    k = kb.build()
+    k, a, b = _chain_with_two_consumers()
     ops = [(ti, rid, stage) for ti in range(len(k.tasks)) for rid in (a.rid, b.rid) for stage in ROLE]
     fast = CreditModel(k, [[] for _ in k.tasks])
     got = [fast.fixed_effect(*op) for op in ops]
