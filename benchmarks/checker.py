@@ -1078,7 +1078,8 @@ def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, arg
             "assignments), after partial-order and symmetry reduction, or on the one path walked for a "
             "single-path run or an aliased run decided by its happens-before order (docs/checker.md §4); "
             "0 for a kernel with nothing to "
-            "explore (no pipelined, grouped or PDL resource and no aliased memory: docs/checker.md §3). "
+            "explore (no pipelined or grouped resource, no aliased memory, and no PDL launch a task "
+            "can run before its own head's wait: docs/checker.md §3). "
             "*ref states*: the "
             "reference's \"BFS complete: N states explored\" lines (verbose printout), summed. "
             "*cap* = the reference stopped at 1,000,000 states (it then warns; its `ok` is no proof).",

@@ -27,13 +27,14 @@ from typing import List, Optional
 
 from ..diagnostics import Diagnostic, Related, Severity, TraceStep
 from .credits import FULL, Unknown
+from ..model.lowered import HEAD
 from ..model.values import UNKNOWN
 from .expand import is_persistent_kernel, iteration_count, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore, resume_gc
 from .compile import CompileContext, compile_program
 from .causal import causal_run
 from .linear import LinearContext, walk_run
-from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table
+from .program import PDL_LAUNCH, PDL_WAIT, _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table, pdl_kind
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
 
@@ -113,11 +114,12 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     result = CheckResult()
     if not kernel.tasks:
         return result
-    if reduce and tiles != "auto" and _nothing_to_explore(kernel):
-        result.trivial = ("no pipelined, grouped or PDL resource and no aliased SMEM/TMEM: no step can "
-                          "block, race or launch early in any interleaving")
-        result.seconds = time.perf_counter() - t0
-        return result
+    if reduce and tiles != "auto":
+        why = _nothing_to_explore(kernel, persistent)
+        if why is not None:
+            result.trivial = why
+            result.seconds = time.perf_counter() - t0
+            return result
     bound_note = None
     if tiles == "auto":
         if persistent:
@@ -182,35 +184,75 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
     return result
 
 
-def _nothing_to_explore(kernel) -> bool:
-    """Whether no interleaving can reach a finding, so that the search can be skipped.
+_NOTHING = ("no pipelined, grouped or PDL resource and no aliased SMEM/TMEM: no step can block, race "
+            "or launch early in any interleaving")
+_PDL_ORDERED = ("no pipelined or grouped resource and no aliased SMEM/TMEM, and every task that runs "
+                "launch_griddep first runs wait_griddep, unconditionally, before its loop: no step can "
+                "block or race, and no launch can run before a wait in any interleaving")
+
+
+def _nothing_to_explore(kernel, persistent: bool) -> Optional[str]:
+    """Why no interleaving can reach a finding, so that the search can be skipped; None
+    when the kernel is to be searched.
 
     A step blocks only on a credit pool, and pools exist only for pipelined resources and
     fused-merge groups; a race needs two resources whose SMEM/TMEM overlaps; TS803 needs a
     PDL launch. Without any of them every interleaving runs every task to its end with no
     finding, whatever the iteration counts and variants (docs/checker.md §3, "Nothing to
-    explore"). Kernels whose lists cannot be compiled (an unknown entry or loop count) are
-    left to the search, which reports why it skipped them."""
+    explore"). With PDL barriers but still no pool and no aliasing, nothing blocks, so a
+    task can run alone up to any of its steps while the others wait at their start: a
+    launch can run before every wait iff its own task has not run a wait before it. A
+    task whose head runs an unguarded `wait_griddep` before any `launch_griddep` (its
+    head runs first and in full in every variant of a kernel without work tiles or
+    skipped tiles) therefore never launches early; when every task is such a task, or
+    launches nothing, or `assume_pdl_wait_completed` is set, the search is skipped too.
+    Kernels whose lists cannot be compiled (an unknown entry or loop count) are left to
+    the search, which reports why it skipped them."""
     res = kernel.resources
     memory = 0
+    pdl = False
     for r in res.values():
         kind = r.kind
-        if r.pipeline is not None or kind is _GROUP or kind is _PDL_WAIT_KIND or kind is _PDL_LAUNCH_KIND:
-            return False
+        if r.pipeline is not None or kind is _GROUP:
+            return None
+        if kind is _PDL_WAIT_KIND or kind is _PDL_LAUNCH_KIND:
+            pdl = True
         if r.smem or r.tmem:
             memory += 1
     if memory > 1 and alias_table(kernel)[1]:
-        return False
+        return None
+    ordered = pdl and not kernel.options.assume_pdl_wait_completed
+    if ordered and persistent:
+        return None
     for t in kernel.tasks:
         low = t.lowered
         if low is None:
             continue
         for e in low.entries:
             if e.guard is UNKNOWN or e.resource not in res:
-                return False
+                return None
         if iteration_count(low, 1).n is None:
-            return False
-    return True
+            return None
+        if ordered and not _waits_before_launch(low, res):
+            return None
+    return _PDL_ORDERED if pdl else _NOTHING
+
+
+def _waits_before_launch(low, res) -> bool:
+    """Whether every `launch_griddep` of a task's list follows an unguarded `wait_griddep`
+    of its head (in list order, head first: model.md §7.1), in every variant."""
+    if low.skip_if is not None:
+        return False
+    waited = False
+    for e in low.entries:
+        kind = pdl_kind(res[e.resource].kind, e.stage)
+        if kind == PDL_LAUNCH:
+            if not waited and e.section == HEAD:
+                return False
+        elif kind == PDL_WAIT and e.guard is None and e.section == HEAD:
+            waited = True
+    # a launch in the loop or tail runs after the whole head
+    return waited or not any(pdl_kind(res[e.resource].kind, e.stage) == PDL_LAUNCH for e in low.entries)
 
 
 # ----------------------------------------------------------------------------- reporting
