@@ -4,6 +4,7 @@ import pytest
 from kbuild import KernelBuilder, codes, consumer, finding, pair, producer, related_lines, table_diags
 from ts_runtime.checker import check_kernel
 from ts_runtime.diagnostics import Severity
+from ts_runtime.enums import PipelineGroupMode
 
 
 @pytest.mark.parametrize("stages,n", [(1, 1), (1, 3), (2, 3), (3, 5), (4, 8)])
@@ -175,3 +176,31 @@ def test_the_common_case_gives_the_general_effect(monkeypatch):
     slow = CreditModel(k, [[] for _ in k.tasks])
     assert [slow.fixed_effect(*op) for op in ops] == got
     assert slow.counters == fast.counters
+
+
+@pytest.mark.parametrize("mode", [PipelineGroupMode.Merge, PipelineGroupMode.FusedMerge])
+def test_blocked_cause_counts_a_group_release_for_its_members(mode):
+    # The MMA task waits on the members of an A|B group (or on the group) and releases
+    # the group; its defect is a second acquire of the accumulator. The cause named is
+    # the accumulator's unpaired acquire, not the members' releases (made by the group).
+    kb = KernelBuilder()
+    a, b, acc = kb.pipe("a", stages=2), kb.pipe("b", stages=2), kb.pipe("acc", stages=1)
+    g = kb.group("ab", [a, b], mode)
+    producer(kb, "PA", a, 3)
+    producer(kb, "PB", b, 3)
+    with kb.task("Mma", src=[a, b], dst=[acc]) as m:
+        first, dup = m.ops(acc, "acquire", "acquire")
+        with m.loop(3):
+            if mode is PipelineGroupMode.Merge:
+                m.op(a, "wait", via_group=g)
+                m.op(b, "wait", via_group=g)
+            else:
+                m.op(g, "wait")
+            m.op(a, "consumer_work", via_group=g)
+            m.op(acc, "producer_work")
+            m.op(g, "release")
+        m.op(acc, "commit")
+    consumer(kb, "Epi", acc, 1)
+    t = finding(table_diags(kb.build()), "TS810")
+    assert "cause: 'Mma' has unpaired brackets on 'acc' (too few ProducerCommit)" in t.message
+    assert t.range.line == first

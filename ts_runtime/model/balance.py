@@ -33,6 +33,7 @@ def imbalance(kernel, expand, resource=None, want=None):
         if t.lowered is None:
             continue
         c = counts(expand(t))
+        _add_group_brackets(kernel, c)
         rids = {r for (r, _s) in c} if resource is None else {resource}
         for rid in sorted(rids, key=str):
             res = kernel.resources.get(rid)
@@ -59,3 +60,15 @@ def imbalance(kernel, expand, resource=None, want=None):
                             and e.stage is S.ConsumerWork and e.section == pick.section]
                     pick = uses[-1] if uses else pick
                 yield t, pick, missing, rid
+
+
+def _add_group_brackets(kernel, c: dict) -> None:
+    """A pipeline operation on a PipelineGroup acts on each of its members (a Merge
+    consumer waits on `smem_a` and `smem_b` and releases the group): count it as one on
+    every member too, so that the members' brackets pair up."""
+    for (rid, stage), entries in list(c.items()):
+        res = kernel.resources.get(rid)
+        if res is None or not res.is_group:
+            continue
+        for m in res.members:
+            c.setdefault((m, stage), []).extend(entries)
