@@ -18,7 +18,7 @@ import tokenize
 import traceback
 import dataclasses
 from dataclasses import dataclass, field
-from typing import List
+from typing import List, Optional
 
 from ts_runtime.diagnostics import Diagnostic, Severity
 from ts_runtime.source import SourceRange
@@ -100,6 +100,9 @@ def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool, c
             src = parse(source, path)
         except cst.ParserSyntaxError as e:
             return Analysis([_syntax_error(source, path, e)], [], [])
+        bad = _compile_error(source, path)
+        if bad is not None:
+            return Analysis([bad], [], [])
         if cache is not None and src.segments:
             from .incremental import analyze_incremental
             result = analyze_incremental(
@@ -117,6 +120,28 @@ def _analyze(source: str, path: str, explain_unknown: bool, run_checker: bool, c
         d = make("TS999", f"internal error while analysing this file: {type(exc).__name__}: {exc}",
                  SourceRange(path, 1, 0))
         return Analysis([d], [], [])
+
+
+def _compile_error(source: str, path: str) -> Optional[Diagnostic]:
+    """TS000 for a file that parses but that Python's compiler rejects (a duplicated
+    parameter name, `return` outside a function, `nonlocal` of an unknown name): Python
+    cannot import it, and ts-lint's analysis of it would describe a program that does
+    not exist (or fail inside). libcst and ast.parse accept these; the compiler's symbol
+    table pass does not. Compiling to bytecode runs nothing; its warnings (an invalid
+    escape sequence) are not ts-lint's to print."""
+    import warnings
+    from .extract.context import make
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, path, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        line = e.lineno or 1
+        col = max(0, (e.offset or 1) - 1)
+        return make("TS000", f"syntax error: {e.msg}", SourceRange(path, line, col))
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        pass
+    return None
 
 
 def _syntax_error(source: str, path: str, err) -> Diagnostic:

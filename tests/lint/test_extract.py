@@ -520,6 +520,25 @@ def test_syntax_error_is_ts000_at_its_location():
     assert (d.code, d.range.path, d.range.line) == ("TS000", "bad.py", 2)
 
 
+def test_a_file_the_compiler_rejects_is_ts000_at_its_location():
+    # libcst and ast.parse accept a duplicated parameter name; Python's compiler does not
+    # (the file cannot be imported): it is reported as a parse error is, and not analysed (a fuzzer
+    # on the tutorials found such files failing the analysis with an internal error)
+    src = ("from ts_runtime import schedule\n\n\n"
+           "def make(num_k_tiles, num_k_tiles):\n"
+           "    @schedule\n"
+           "    def s(a):\n"
+           "        a.load()\n"
+           "    return s\n\n\n"
+           "def build():\n"
+           "    return make(1, 2)\n")
+    (d,) = lint_source(src, "dup.py")
+    assert (d.code, d.range.line) == ("TS000", 4)
+    assert d.message == "syntax error: duplicate argument 'num_k_tiles' in function definition"
+    (d,) = lint_source("x = 1\nreturn x\n", "ret.py")
+    assert (d.code, d.range.line, d.message) == ("TS000", 2, "syntax error: 'return' outside function")
+
+
 def test_internal_failure_is_ts999_for_the_file(monkeypatch):
     import ts_lint.extract.interpreter as interp
 

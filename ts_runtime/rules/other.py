@@ -84,14 +84,17 @@ VALID = sample()
 
 # --------------------------------------------------------------------------- front end / internal
 rule("TS000", "syntax-error", """
-    A file ts-lint cannot parse.
+    A file ts-lint cannot parse, or that Python's compiler rejects.
 
     ## What it does
     Reported by ts-lint at the first syntax error; nothing else in the file is checked.
+    Besides parse errors, this covers what only Python's compiler finds (compiling the
+    file to bytecode, which runs nothing): a parameter name given twice, `return`
+    outside a function, `nonlocal` of a name no enclosing function binds.
     ## Why is this bad?
     Python would not import the module either.
     ## Example
-    `with domain_loop(0, 8, 1)` (missing colon).
+    `with domain_loop(0, 8, 1)` (missing colon); `def make(num_k_tiles, num_k_tiles):`.
     ## Use instead
     Fix the syntax; the other rules run again on the next save.
     """, **FRONTEND, valid=[VALID])
