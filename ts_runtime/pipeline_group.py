@@ -18,9 +18,11 @@ class PipelineGroup(MemoryResource):
     mode: PipelineGroupMode = PipelineGroupMode.Merge
 
     def __post_init__(self):
-        from .model.group_checks import check_membership, derive_group_config
+        from .model.group_checks import check_membership, check_mode, derive_group_config
         from .tracing import pipeline_model
         self.is_barrier = True
+        for code, exc, msg in check_mode(self.name, self.mode, type(self.mode).__name__):
+            raise_finding(code, exc, msg, self._ts_range)
         owners = [getattr(m, "pipeline_group", None) for m in self.members]
         for code, exc, msg in check_membership(
                 [(m.name, id(m), None if g is None or g is self else id(g)) for m, g in zip(self.members, owners)]):

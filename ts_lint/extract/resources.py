@@ -8,6 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
+from ts_runtime.enums import PipelineGroupMode
 from ts_runtime.model.builder import RESERVED_WORK_NAMES
 from ts_runtime.model.kernel import AllocationModel, ResourceKind, ResourceModel, WorkMethodModel
 from ts_runtime.model.work_signature import duplicate_return
@@ -21,6 +22,10 @@ from .values import (
 
 _KINDS = {"positional_only": "POSITIONAL_ONLY", "pos_or_kw": "POSITIONAL_OR_KEYWORD",
           "var_pos": "VAR_POSITIONAL", "kw_only": "KEYWORD_ONLY", "var_kw": "VAR_KEYWORD"}
+
+
+# Python values a PipelineGroup `mode=` can be that ts-lint knows are not a PipelineGroupMode (TS475)
+_PLAIN = (str, int, float, dict, list, tuple, set, type(None))
 
 
 class ResourcesMixin:
@@ -55,11 +60,17 @@ class ResourcesMixin:
         return list(m) if isinstance(m, (list, tuple)) else []
 
     def _group_post_init(self, it, args, kwargs, call):
-        from ts_runtime.model.group_checks import derive_group_config
+        from ts_runtime.model.group_checks import check_mode, derive_group_config
         g = args[0]
         g.attrs["is_barrier"] = True
         members = g.attrs.get("members")
         rng = g.range
+        mode = g.attrs.get("mode")
+        if isinstance(mode, _PLAIN) and not self.is_tainted(mode):   # (a value ts-lint knows, first, as the runtime)
+            for code, _exc, msg in check_mode(g.attrs.get("name"), mode, _type_name(mode)):
+                self.ctx.report(code, msg, rng)
+                g.failed = True
+                return None
         if not isinstance(members, (list, tuple)) or self.is_tainted(members) or \
                 not all(isinstance(m, ResourceObj) for m in members):
             g.uncertain = "the members of this PipelineGroup could not be resolved"
@@ -183,7 +194,8 @@ class ResourcesMixin:
         if obj.group is not None:
             r.group = obj.group.rid
         if kind is ResourceKind.GROUP:
-            r.group_mode = obj.attrs.get("mode")
+            mode = obj.attrs.get("mode")
+            r.group_mode = mode if isinstance(mode, PipelineGroupMode) else UNKNOWN
             members = [m for m in self._members(obj) if isinstance(m, ResourceObj)]
             r.members = [m.rid for m in members]
             r.member_names = {m.attrs.get("name"): m.rid for m in members}

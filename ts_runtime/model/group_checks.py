@@ -1,4 +1,4 @@
-"""PipelineGroup construction checks and merged-config derivation (TS460-TS471).
+"""PipelineGroup construction checks and merged-config derivation (TS460-TS471, TS475).
 
 Shared by `PipelineGroup.__post_init__` and ts-lint. Works on PipelineModels.
 
@@ -35,6 +35,16 @@ def check_membership(members):
         if owner is not None or key in seen:
             yield ("TS461", ValueError, f"Member '{mname}' already belongs to a PipelineGroup")
         seen.add(key)
+
+
+def check_mode(name, mode, type_name: str):
+    """TS475: `mode` must be a PipelineGroupMode (`type_name`: how the front end names
+    the value's type). The reference takes any value when the group is built and fails
+    later, inside the TaskManager, with a Python error (a dict or a str used as a key)."""
+    if mode is UNKNOWN or isinstance(mode, PipelineGroupMode):
+        return []
+    return [("TS475", TypeError, f"PipelineGroup '{name}': mode must be a PipelineGroupMode (Merge, Fork or "
+                                 f"FusedMerge), got a {type_name}")]
 
 
 def _known(values):
@@ -114,7 +124,8 @@ def _check_compatible(name, mode, cfgs):
             shown = " vs ".join(dict.fromkeys(repr(v) for v in vals))
             yield ("TS463", ValueError, f"PipelineGroup '{name}' members have mismatched {attr}: {shown}",
                    culprit(cfgs, lambda c, a=attr: getattr(c, a)))
-    for attr in COLLAPSED_SIGNALING.get(mode, ()):
+    # (a mode that is not a PipelineGroupMode, which the reference takes too, collapses nothing)
+    for attr in (COLLAPSED_SIGNALING.get(mode, ()) if isinstance(mode, PipelineGroupMode) else ()):
         get = _effective_wait if attr == "consumer_wait_signaling_threads" else (lambda c, a=attr: getattr(c, a))
         vals = _known(get(c) for _, c in cfgs)
         if len(set(vals)) > 1:

@@ -445,3 +445,33 @@ _TS474.INVALID = [
                     "group = PipelineGroup(name=\"group\", members=[a],").replace(
         "schedule=load(src, group.b)),", "schedule=load(src, group.b)),  # expect: TS474"),
 ]
+
+
+_TS475 = rule("TS475", "group-mode-not-an-enum", """
+    A `PipelineGroup` whose `mode=` is not a `PipelineGroupMode`.
+
+    ## What it does
+    `mode` must be `PipelineGroupMode.Merge`, `.Fork` or `.FusedMerge`. Checked when the
+    group is built, from both front ends (ts-lint where it knows the value: a string, a
+    number, a dict, None).
+    ## Why is this bad?
+    The mode decides which pipeline operations go on the group and how the members share
+    their barriers. The reference takes any value when the group is built and then fails
+    inside the TaskManager with a bare `KeyError` or `TypeError`. A typical slip is passing
+    the command line's string (`"merge"`) or the whole name-to-mode table instead of its
+    entry.
+    ## Example
+    ```python
+    ab_mode = _GROUP_MODE_MAP            # the dict, not _GROUP_MODE_MAP[ab_sync_mode]
+    group = PipelineGroup(name="ab", members=[smem_a, smem_b], mode=ab_mode)
+    ```
+    ## Use instead
+    `mode=_GROUP_MODE_MAP[ab_sync_mode]`, or `mode=PipelineGroupMode.Merge`.
+    """, phase="object", exc="TypeError")
+
+_TS475.VALID = [_member_program("mode=PipelineGroupMode.Merge", "mode=PipelineGroupMode.Merge")]
+_TS475.INVALID = [
+    _member_program("mode=PipelineGroupMode.Merge)", "mode=\"merge\")  # expect: TS475"),
+    _member_program("mode=PipelineGroupMode.Merge)", "mode={\"merge\": PipelineGroupMode.Merge})  # expect: TS475"),
+    _member_program("mode=PipelineGroupMode.Merge)", "mode=None)  # expect: TS475"),
+]
