@@ -2,7 +2,8 @@
 
 Two generators: arbitrary Python programs from hypothesmith (grammar-level), and
 TS-shaped programs — the bundled examples with random line edits (delete, duplicate,
-swap, truncate), which is what a file looks like while someone types in the editor.
+swap, truncate, dedent, a token replaced), which is what a file looks like while someone
+types in the editor. benchmarks/fuzz_lint.py does the same, at length, on the tutorials.
 """
 import pathlib
 
@@ -30,7 +31,7 @@ def edited_example(draw):
         if not lines:
             break
         i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "dedent"]))
+        op = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "dedent", "token"]))
         if op == "delete":
             del lines[i]
         elif op == "duplicate":
@@ -41,6 +42,11 @@ def edited_example(draw):
         elif op == "truncate":
             cut = draw(st.integers(0, len(lines[i])))
             lines[i] = lines[i][:cut]
+        elif op == "token":
+            # a space-separated token replaced by a plain value (`mode=ab_mode` -> `{}`)
+            toks = lines[i].split(" ")
+            toks[draw(st.integers(0, len(toks) - 1))] = draw(st.sampled_from(["None", "0", "{}", '"merge"', "x"]))
+            lines[i] = " ".join(toks)
         else:
             lines[i] = lines[i].lstrip()
     return "\n".join(lines) + "\n"
