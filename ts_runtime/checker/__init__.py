@@ -189,6 +189,8 @@ _NOTHING = ("no pipelined, grouped or PDL resource and no aliased SMEM/TMEM: no 
 _PDL_ORDERED = ("no pipelined or grouped resource and no aliased SMEM/TMEM, and every task that runs "
                 "launch_griddep first runs wait_griddep, unconditionally, before its loop: no step can "
                 "block or race, and no launch can run before a wait in any interleaving")
+_PDL_ASSUMED = ("no pipelined or grouped resource and no aliased SMEM/TMEM, and assume_pdl_wait_completed=True: "
+                "no step can block or race, and a launch cannot run before a wait")
 
 
 def _nothing_to_explore(kernel, persistent: bool) -> Optional[str]:
@@ -235,7 +237,7 @@ def _nothing_to_explore(kernel, persistent: bool) -> Optional[str]:
             return None
         if ordered and not _waits_before_launch(low, res):
             return None
-    return _PDL_ORDERED if pdl else _NOTHING
+    return (_PDL_ORDERED if ordered else _PDL_ASSUMED) if pdl else _NOTHING
 
 
 def _waits_before_launch(low, res) -> bool:
