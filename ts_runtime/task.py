@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .diagnostics import ScheduleValidationError, Severity
+from .diagnostics import ScheduleValidationError, Severity, raise_finding
 from .locate import call_arguments
 from .model.kernel import TaskModel
 from .model.lower import lower
@@ -36,6 +36,12 @@ def schedule_value_message(task_name: str, got: str, schedule_fn: Optional[str] 
             f"@schedule function), got {got}")
 
 
+def resource_list_message(task_name: str, key: str, got: str) -> str:
+    """TS140's text (the same from ts-lint): `src_resources=smem` instead of `[smem]`."""
+    return (f"Task '{task_name}': {key} must be a list of resources, got an object of type '{got}' "
+            f"(Python raises TypeError: '{got}' object is not iterable; write {key}=[...])")
+
+
 def task_super_init_message(cls_name: str) -> str:
     """TS139's text (the same from ts-lint)."""
     return (f"{cls_name}.__init__ does not call super().__init__(...): the Task fields (name, "
@@ -54,6 +60,11 @@ class Task(metaclass=CheckedCall):
         direct = caller_range()
         self._ts_range = rng
         self.name = name
+        for key, v in (("src_resources", src_resources), ("dst_resources", dst_resources)):
+            # a single resource (or a number): `list()` would raise a bare TypeError
+            if v is not None and not isinstance(v, (list, tuple)) and not hasattr(type(v), "__iter__"):
+                raise_finding("TS140", TypeError, resource_list_message(name, key, type(v).__name__),
+                              call_arguments(direct, (key,)).get(key, rng))
         self.src_resources = list(src_resources or [])
         self.dst_resources = list(dst_resources or [])
         self.warp_idx = warp_idx

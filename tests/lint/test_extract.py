@@ -539,6 +539,28 @@ def test_a_file_the_compiler_rejects_is_ts000_at_its_location():
     assert (d.code, d.range.line, d.message) == ("TS000", 2, "syntax error: 'return' outside function")
 
 
+def test_task_resources_read_before_assignment():
+    # A tutorial's `srcs = [tmem_c]` deleted before `if const_expr(cfg): srcs += [wq]` and
+    # `Task(src_resources=srcs)` (found by a fuzzer): the `+=` fails if its branch runs,
+    # the Task's read if it does not, so the read after the `if` certainly fails (Python:
+    # UnboundLocalError; the reference: SCOPE_UNBOUND_NAME_IN_TRACE). ts-lint used to see
+    # a name that might be bound and then fail on the unknown list (TS999).
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "01_copy_grid_stride.py")
+    with open(path) as f:
+        src = f.read()
+    assert src.count("src_resources=[input_gmem],") == 1 and src.count("    copy_task = Task(\n") == 1
+    src = src.replace("src_resources=[input_gmem],", "src_resources=srcs,").replace(
+        "    copy_task = Task(\n", "    if cutlass.const_expr(num_warps > 100):\n        srcs += [input_gmem]\n\n"
+                                  "    copy_task = Task(\n")
+    diags = lint_source(src, "p.py")
+    line = src.splitlines().index("        src_resources=srcs,") + 1
+    assert [(d.code, d.range.line, d.severity) for d in diags] == [("TS962", line, Severity.ERROR)]
+    assert "local variable 'srcs' is read before it is assigned" in diags[0].message
+    # bound in the branch (not a failing read there): possibly bound afterwards, no finding
+    ok = src.replace("        srcs += [input_gmem]\n", "        srcs = [input_gmem]\n")
+    assert [d.code for d in lint_source(ok, "p.py")] == []
+
+
 def test_internal_failure_is_ts999_for_the_file(monkeypatch):
     import ts_lint.extract.interpreter as interp
 

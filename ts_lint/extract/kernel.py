@@ -99,6 +99,13 @@ class KernelMixin:
             v = bound[key]
             if v is None:
                 return []
+            if isinstance(v, ResourceObj) or type(v) in (int, float, bool):
+                # `src_resources=smem`: the runtime raises TS140 (Python: not iterable)
+                from ts_runtime.task import resource_list_message
+                got = v.cls.name if isinstance(v, ResourceObj) else type(v).__name__
+                at = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == key), call)
+                it.certain_error(at, "TS140", resource_list_message(
+                    bound["name"] if isinstance(bound["name"], str) else "", key, got))
             if not isinstance(v, (list, tuple)) or self.is_tainted(v):
                 reasons.append(f"`{key}` could not be resolved")
                 return []
@@ -243,14 +250,16 @@ class KernelMixin:
         for key, default in (("smem_capacity_bytes", 232448), ("tmem_capacity_columns", 512)):
             v = bound[key]
             setattr(options, key, default if v is None else _static(v))
-        if bound["max_states"]:
-            options.max_states = bound["max_states"] if is_static_int(bound["max_states"]) else options.max_states
+        if is_static_int(bound["max_states"]) and bound["max_states"]:
+            options.max_states = bound["max_states"]
         if isinstance(bound["timeout"], (int, float)):
             options.timeout = bound["timeout"]
         objs = []
         for t in tasks:
-            objs.extend(t.attrs.get("src_resources") or [])
-            objs.extend(t.attrs.get("dst_resources") or [])
+            for key in ("src_resources", "dst_resources"):
+                v = t.attrs.get(key)
+                if isinstance(v, (list, tuple)):   # (anything else: the Task recorded why it is unresolved)
+                    objs.extend(v)
             sched = getattr(t, "sched", None)
             if isinstance(sched, ScheduleVal):
                 objs.extend(sched.objects.values())

@@ -315,6 +315,7 @@ class _Flow:
         self.shadow: List[Set[str]] = []
         self.seen: Set[str] = set()
         self.found = False
+        self.failed = False     # (branches mode) a read of the current branch certainly fails
         self.builtin_range = builtin_range      # `range` is not rebound outside the schedule
 
     # -------------------------------------------------------------- names
@@ -325,11 +326,11 @@ class _Flow:
         if name in self.locals:
             if self.state.get(name) == U:
                 self.seen.add(name)
-                self.found = True
+                self.found = self.failed = True
                 self._report(node, name, True)
         elif self.check_free and not self.free_ok(name):
             self.seen.add(name)
-            self.found = True
+            self.found = self.failed = True
             self._report(node, name, False)
 
     def _report(self, node, name: str, local: bool):
@@ -643,13 +644,17 @@ class _Flow:
     def _branches(self, st: cst.If) -> None:
         """An `if` on an unknown condition, in `branches` mode: each branch from the state
         before it, its failing reads reported as conditional; afterwards a name is bound if
-        both branches bind it, unbound if neither does, else possibly bound."""
+        both branches bind it, unbound if neither does, else possibly bound. A branch that
+        certainly fails when it runs (a read in it certainly fails: `srcs += [wq]` with
+        `srcs` unbound) never reaches the code after the `if`: the state after it is the
+        other branch's."""
         entry, seen = dict(self.state), set(self.seen)
-        ends = []
+        outer_failed = self.failed
+        ends, fails = [], []
         self.cond += 1
         try:
             for part in (st.body, st.orelse):
-                self.state, self.certain = dict(entry), True
+                self.state, self.certain, self.failed = dict(entry), True, False
                 if part is None:
                     pass
                 elif isinstance(part, cst.If):
@@ -659,11 +664,16 @@ class _Flow:
                 else:
                     self.block(part)
                 ends.append(self.state)
+                fails.append(self.failed)
         finally:
             self.cond -= 1
             self.certain = True
             self.seen = seen
+        # (the enclosing branch fails for certain if it did before, or if both of these do)
+        self.failed = outer_failed or (len(fails) == 2 and all(fails))
         a, b = ends if len(ends) == 2 else (entry, entry)
+        if len(fails) == 2 and fails[0] != fails[1]:
+            a = b = ends[1] if fails[0] else ends[0]
         self.state = {n: (a.get(n, U) if a.get(n, U) == b.get(n, U) and a.get(n, U) != M else
                           (M if (a.get(n, U) != U or b.get(n, U) != U) else U))
                       for n in set(entry) | set(a) | set(b)}

@@ -157,6 +157,22 @@ rule("TS112", "missing-task-schedule", """
     ## Use instead
     `Task(..., schedule=my_schedule(res_a, res_b))`
     """, phase="task")
+rule("TS140", "task-resources-not-a-list", """
+    `Task(src_resources=smem)`: a single resource (or a number) where a list is expected.
+
+    ## What it does
+    Requires `src_resources` and `dst_resources` to be lists (or tuples) of resources;
+    `None` is an empty list. Both front ends report a single resource given bare, at the
+    argument.
+    ## Why is this bad?
+    The Task iterates the value: Python raises `TypeError: 'Smem' object is not
+    iterable` when the Task is built (the reference too), and the kernel is never
+    checked or built.
+    ## Example
+    `Task(name="Load", src_resources=gmem, dst_resources=[smem], ...)`
+    ## Use instead
+    `Task(name="Load", src_resources=[gmem], dst_resources=[smem], ...)`
+    """, phase="task", exc="TypeError")
 rule("TS113", "invalid-unroll", """
     A `domain_loop` `unroll` that is not a compile-time int or None.
 
@@ -880,6 +896,13 @@ _examples("TS112", [_VALID], [custom_program('''
         return TaskManager(tasks=[task], resource_dependency_graph={dst: [src]}, verbose=False)
     '''), copy_program().replace("schedule=copy(src, dst))", "schedule=copy)  # expect: TS112"),
     copy_program().replace("schedule=copy(src, dst))", "schedule=1)  # expect: TS112")])
+
+_TASK_LINE = "src_resources=[src], dst_resources=[dst], warp_idx=0, num_warps=1,"
+_examples("TS140", [_VALID], [
+    copy_program().replace(_TASK_LINE, "src_resources=src, dst_resources=[dst], warp_idx=0, num_warps=1,"
+                                       "  # expect: TS140"),
+    copy_program().replace(_TASK_LINE, "src_resources=[src], dst_resources=dst, warp_idx=0, num_warps=1,"
+                                       "  # expect: TS140")])
 
 _NAMELESS = custom_program('''
     def copy_body(n, src, dst):
