@@ -10,8 +10,9 @@ every test run. The tutorials are ten times longer and use far more of the API (
 clusters, allocators, argparse configurations), so edits of them reach code the examples
 do not. This is what a file looks like while someone types: one to three edits per file,
 each a line deleted, duplicated, swapped with another, truncated, dedented, indented, or
-one of its space-separated tokens replaced by a plain value or name. The run is timed,
-not counted: `--seconds` per worker.
+one of its space-separated tokens replaced by a plain value or name, drawn again (a few
+times) while the result does not parse, so that most files reach the analysis. The run
+is timed, not counted: `--seconds` per worker.
 
 A finding is a file ts-lint could not analyse: a diagnostic TS999 or an exception out of
 `lint_source`. Each is written to `--keep` with the edits that made it, and the table
@@ -21,6 +22,7 @@ listed too (a file that makes the analysis hang is a bug as well).
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import datetime
 import json
@@ -72,6 +74,20 @@ def edit(text: str, rnd: random.Random) -> tuple:
     return "\n".join(lines) + "\n", ops
 
 
+# Most random line edits of Python make a syntax error, which ts-lint stops at (TS000): an
+# edit is drawn again, up to this many times, until the file parses, so that most files
+# reach the analysis (the rest are linted as they are).
+_TRIES = 6
+
+
+def _parses(text: str) -> bool:
+    try:
+        compile(text, "<fuzz>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def worker(args) -> dict:
     """Lints edited files for `seconds`; returns the counts, the findings and the times."""
     sources, seed, seconds, keep = args
@@ -79,14 +95,19 @@ def worker(args) -> dict:
     from ts_lint.api import lint_source
     rnd = random.Random(seed)
     t_end = time.time() + seconds
-    n, findings, slow = 0, [], []
+    n, syntax, findings, slow = 0, 0, [], []
     while time.time() < t_end:
         name, text = rnd.choice(sources)
-        edited, ops = edit(text, rnd)
+        for _ in range(_TRIES):
+            edited, ops = edit(text, rnd)
+            if _parses(edited):
+                break
         n += 1
         t0 = time.perf_counter()
         try:
-            msgs = [d.message for d in lint_source(edited, name) if d.code == "TS999"]
+            diags = lint_source(edited, name)
+            msgs = [d.message for d in diags if d.code == "TS999"]
+            syntax += any(d.code == "TS000" for d in diags)
         except Exception:  # a crash of the API itself: reported with its traceback
             msgs = ["exception: " + traceback.format_exc(limit=3)[-600:]]
         dt = time.perf_counter() - t0
@@ -96,7 +117,7 @@ def worker(args) -> dict:
             path.write_text(edited)
             findings.append({"file": str(path), "base": name, "ops": ops, "message": msgs[0][:400]})
     slow.sort(reverse=True)
-    return {"files": n, "findings": findings, "slow": slow[:5]}
+    return {"files": n, "syntax": syntax, "findings": findings, "slow": slow[:5]}
 
 
 def main(argv=None) -> int:
@@ -117,6 +138,7 @@ def main(argv=None) -> int:
     with mp.Pool(args.jobs) as pool:
         results = pool.map(worker, jobs)
     files = sum(r["files"] for r in results)
+    syntax = sum(r["syntax"] for r in results)
     findings = [f for r in results for f in r["findings"]]
     slow = sorted((s for r in results for s in r["slow"]), reverse=True)[:5]
     by_message = collections.Counter(f["message"].split(": ", 1)[-1][:160] for f in findings)
@@ -126,7 +148,8 @@ def main(argv=None) -> int:
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- command: `python benchmarks/fuzz_lint.py --tutorials {' '.join(args.tutorials)} --seconds "
         f"{args.seconds:g} --seed {args.seed} --jobs {args.jobs}`",
-        f"- {len(sources)} base programs, {files} edited files linted in {time.time() - t0:.0f} s",
+        f"- {len(sources)} base programs, {files} edited files linted in {time.time() - t0:.0f} s; "
+        f"{files - syntax} of them analysed ({syntax} stopped at a syntax error, TS000)",
         f"- files ts-lint could not analyse (TS999 or an exception): **{len(findings)}**",
         "",
     ]
