@@ -128,9 +128,21 @@ def _compile_error(source: str, path: str) -> Optional[Diagnostic]:
     cannot import it, and ts-lint's analysis of it would describe a program that does
     not exist (or fail inside). libcst and ast.parse accept these; the compiler's symbol
     table pass does not. Compiling to bytecode runs nothing; its warnings (an invalid
-    escape sequence) are not ts-lint's to print."""
+    escape sequence) are not ts-lint's to print.
+
+    The file is compiled in the pieces the parser cuts it into (top-level statements, or
+    the whole file when it has a `from __future__` import), each compiled once per text
+    (extract/source.py): an edit in the editor recompiles only what it changed."""
     import warnings
     from .extract.context import make
+    from .extract.source import split_chunks
+    chunks = split_chunks(source)
+    if chunks is not None:
+        for offset, chunk, _text in chunks:
+            err = chunk.compile_error
+            if err is not None:
+                return make("TS000", f"syntax error: {err[0]}", SourceRange(path, offset + err[1], err[2]))
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

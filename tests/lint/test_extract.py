@@ -537,6 +537,9 @@ def test_a_file_the_compiler_rejects_is_ts000_at_its_location():
     assert d.message == "syntax error: duplicate argument 'num_k_tiles' in function definition"
     (d,) = lint_source("x = 1\nreturn x\n", "ret.py")
     assert (d.code, d.range.line, d.message) == ("TS000", 2, "syntax error: 'return' outside function")
+    # (compiled in the pieces the parser cuts; a `from __future__` file in one piece)
+    (d,) = lint_source("from __future__ import annotations\nx = 1\n\n\ndef f(a, a):\n    pass\n", "fut.py")
+    assert (d.code, d.range.line) == ("TS000", 5)
 
 
 def test_task_resources_read_before_assignment():

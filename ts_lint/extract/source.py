@@ -191,10 +191,11 @@ _ODD_NEWLINES = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 class _Chunk:
     """`ast` facts of a piece of the file made of whole top-level statements, with line
     numbers relative to the piece (cached by its text: `_CHUNKS`)."""
-    __slots__ = ("defs", "spans", "skeleton", "dicts", "segs", "lines", "facts")
+    __slots__ = ("defs", "spans", "skeleton", "dicts", "segs", "lines", "facts", "compile_error")
 
     def __init__(self, text: str):
         tree = ast.parse(text)
+        self.compile_error = _compile_error(tree)
         lines = text.splitlines(True)
         self.lines = list(lines)
         self.facts: dict = {}     # per top-level statement, filled by ts_lint.incremental
@@ -241,6 +242,23 @@ class _Chunk:
                 self.segs[-1] = (f, max(l, last), nodes + [node])
             else:
                 self.segs.append((first, last, [node]))
+
+
+def _compile_error(tree) -> Optional[tuple]:
+    """(message, line, column) of what Python's compiler rejects in a piece that parses (a
+    parameter name given twice, `return` outside a function), or None: ts-lint reports it
+    as TS000 (api._compile_error). Kept with the piece, so that an edit recompiles only the
+    pieces it changed. Compiling to bytecode runs nothing; its warnings are not ours."""
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(tree, "<ts-lint>", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        return (e.msg, e.lineno or 1, max(0, (e.offset or 1) - 1))
+    except (ValueError, TypeError, RecursionError, MemoryError, OverflowError):
+        pass
+    return None
 
 
 class _ChunkCache:
