@@ -133,26 +133,14 @@ def _compile_error(source: str, path: str) -> Optional[Diagnostic]:
     The file is compiled in the pieces the parser cuts it into (top-level statements, or
     the whole file when it has a `from __future__` import), each compiled once per text
     (extract/source.py): an edit in the editor recompiles only what it changed."""
-    import warnings
     from .extract.context import make
-    from .extract.source import split_chunks
+    from .extract.source import compile_error, split_chunks
     chunks = split_chunks(source)
-    if chunks is not None:
-        for offset, chunk, _text in chunks:
-            err = chunk.compile_error
-            if err is not None:
-                return make("TS000", f"syntax error: {err[0]}", SourceRange(path, offset + err[1], err[2]))
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, path, "exec", dont_inherit=True)
-    except SyntaxError as e:
-        line = e.lineno or 1
-        col = max(0, (e.offset or 1) - 1)
-        return make("TS000", f"syntax error: {e.msg}", SourceRange(path, line, col))
-    except (ValueError, RecursionError, MemoryError, OverflowError):
-        pass
+    found = [(offset, chunk.compile_error) for offset, chunk, _text in chunks] if chunks is not None \
+        else [(0, compile_error(source))]
+    for offset, err in found:
+        if err is not None:
+            return make("TS000", f"syntax error: {err[0]}", SourceRange(path, offset + err[1], err[2]))
     return None
 
 

@@ -60,11 +60,12 @@ class Task(metaclass=CheckedCall):
         direct = caller_range()
         self._ts_range = rng
         self.name = name
+        args = call_arguments(direct, ("src_resources", "dst_resources", "warp_idx", "num_warps"))
         for key, v in (("src_resources", src_resources), ("dst_resources", dst_resources)):
             # a single resource (or a number): `list()` would raise a bare TypeError
             if v is not None and not isinstance(v, (list, tuple)) and not hasattr(type(v), "__iter__"):
                 raise_finding("TS140", TypeError, resource_list_message(name, key, type(v).__name__),
-                              call_arguments(direct, (key,)).get(key, rng))
+                              args.get(key, rng))
         self.src_resources = list(src_resources or [])
         self.dst_resources = list(dst_resources or [])
         self.warp_idx = warp_idx
@@ -79,7 +80,6 @@ class Task(metaclass=CheckedCall):
         self.iket_profiling_resources = iket_profiling_resources
         self.schedule = schedule
         self.default_num_registers = None
-        args = call_arguments(direct, ("src_resources", "dst_resources", "warp_idx", "num_warps"))
         diags = []
 
         def report(code, message, r=None):

@@ -522,8 +522,8 @@ def test_syntax_error_is_ts000_at_its_location():
 
 def test_a_file_the_compiler_rejects_is_ts000_at_its_location():
     # libcst and ast.parse accept a duplicated parameter name; Python's compiler does not
-    # (the file cannot be imported): it is reported as a parse error is, and not analysed (a fuzzer
-    # on the tutorials found such files failing the analysis with an internal error)
+    # (the file cannot be imported): reported like a parse error, and not analysed (a
+    # fuzzer on the tutorials found such files failing the analysis with an internal error)
     src = ("from ts_runtime import schedule\n\n\n"
            "def make(num_k_tiles, num_k_tiles):\n"
            "    @schedule\n"
@@ -562,6 +562,20 @@ def test_task_resources_read_before_assignment():
     # bound in the branch (not a failing read there): possibly bound afterwards, no finding
     ok = src.replace("        srcs += [input_gmem]\n", "        srcs = [input_gmem]\n")
     assert [d.code for d in lint_source(ok, "p.py")] == []
+
+
+def test_a_task_list_ts_lint_cannot_resolve_is_not_an_internal_error():
+    # `src_resources=` from the environment or from a module ts-lint cannot read: the Task
+    # is left unchecked; the TaskManager's extraction used to fail on it (TS999)
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "01_copy_grid_stride.py")
+    with open(path) as f:
+        base = f.read()
+    for value, extra in (("__import__('os').environ.get('SRCS')", ""),
+                         ("UNRESOLVED", "from somewhere_unknown import UNRESOLVED\n")):
+        src = base.replace("src_resources=[input_gmem],", f"src_resources={value},").replace(
+            "import argparse\n", "import argparse\n" + extra)
+        assert f"src_resources={value}," in src
+        assert [d.code for d in lint_source(src, "p.py") if d.severity is Severity.ERROR or d.code == "TS999"] == []
 
 
 def test_internal_failure_is_ts999_for_the_file(monkeypatch):

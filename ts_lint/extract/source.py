@@ -195,7 +195,7 @@ class _Chunk:
 
     def __init__(self, text: str):
         tree = ast.parse(text)
-        self.compile_error = _compile_error(tree)
+        self.compile_error = compile_error(tree)
         lines = text.splitlines(True)
         self.lines = list(lines)
         self.facts: dict = {}     # per top-level statement, filled by ts_lint.incremental
@@ -244,16 +244,17 @@ class _Chunk:
                 self.segs.append((first, last, [node]))
 
 
-def _compile_error(tree) -> Optional[tuple]:
-    """(message, line, column) of what Python's compiler rejects in a piece that parses (a
-    parameter name given twice, `return` outside a function), or None: ts-lint reports it
-    as TS000 (api._compile_error). Kept with the piece, so that an edit recompiles only the
-    pieces it changed. Compiling to bytecode runs nothing; its warnings are not ours."""
+def compile_error(code) -> Optional[tuple]:
+    """(message, line, column) of what Python's compiler rejects in source text or an `ast`
+    tree that parses (a parameter name given twice, `return` outside a function), or None:
+    ts-lint reports it as TS000 (api._compile_error). A piece's is kept with it (_Chunk), so
+    that an edit recompiles only the pieces it changed. Compiling to bytecode runs nothing;
+    its warnings are not ours."""
     import warnings
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(tree, "<ts-lint>", "exec", dont_inherit=True)
+            compile(code, "<ts-lint>", "exec", dont_inherit=True)
     except SyntaxError as e:
         return (e.msg, e.lineno or 1, max(0, (e.offset or 1) - 1))
     except (ValueError, TypeError, RecursionError, MemoryError, OverflowError):
