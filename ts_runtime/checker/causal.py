@@ -21,12 +21,15 @@ So one walk decides the run:
    other action reads and writes its own task's entries. So two unordered steps of
    different tasks commute unless one drops an entry that the other reads or makes
    (two drops commute), in the walk's order or the other; the walk records both sides
-   and checks. Then each held entry lives from the step that adds it to the step that
-   drops it, in every run, and so does each pending work access (from the task's
-   previous step to the work step);
-3. two such lifetimes [s1, e1) and [s2, e2) are both live in some reachable state iff
-   neither end happens before either start: the smallest state holding s1 and s2 is
-   the down-closure of {s1, s2}.
+   and checks. Then each held entry is made by the step that adds it in the walk, in
+   every run, and is gone once the step that dropped it in the walk has run (an entry
+   that two unordered steps can drop, a DMA read dropped by its completion wait and by
+   the producer's next acquire of its stage, ends at whichever runs first: earlier,
+   in some runs, than in the walk); a pending work access lives from the task's
+   previous step to the work step;
+3. two such lifetimes [s1, e1) and [s2, e2) can both be live in a reachable state only
+   if neither end happens before either start: the smallest state holding s1 and s2 is
+   the down-closure of {s1, s2} (exactly then, when each entry has one dropper).
 
 When no two conflicting accesses (model.md §9, "Race") can be live together, the run
 has no race, and (as the walk finished) no deadlock: the result is the search's
