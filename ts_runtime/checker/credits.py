@@ -154,6 +154,7 @@ class CreditModel:
         self._part_cache: Dict[tuple, int] = {}  # (rid, stage) -> participants
         self._occ_cache: Dict[int, bool] = {}    # rid -> whether the occurrence picks the pool
         self._eff_cache: Dict[tuple, StepCredit] = {}
+        self._plain_res: Dict[int, Optional[tuple]] = {}   # rid -> _plain_pools(rid)
         self.strides: Dict[int, tuple] = {}      # rid -> interleave strides
         if layout is not None and layout.kernel is kernel:
             self._copy_layout(layout)
@@ -227,7 +228,8 @@ class CreditModel:
         rule's, for the checker): its first `_layout_pools` pools are the layout's."""
         n = self._layout_pools = other._layout_pools
         self.pools = other.pools[:n]
-        self._pool_index = {k: i for k, i in other._pool_index.items() if i < n}
+        index = other._pool_index
+        self._pool_index = dict(index) if len(index) == n else {k: i for k, i in index.items() if i < n}
         self.interleaved = other.interleaved
         self.strides = other.strides
         self._lanes = other._lanes
@@ -237,6 +239,10 @@ class CreditModel:
     def _finish_init(self, task_steps: Sequence[Sequence]) -> None:
         # --- participants
         self._performers: Dict[tuple, set] = {}
+        if not any(task_steps):
+            # (the checker's model: its effects are made per list, `task_effects`)
+            self.effects = [[] for _ in task_steps]
+            return
         for ti, steps in enumerate(task_steps):
             for s in steps:
                 if s.stage in ROLE:
@@ -276,7 +282,7 @@ class CreditModel:
         return idx
 
     def initial_credits(self) -> tuple:
-        return tuple(p.initial for p in self.pools)
+        return tuple([p.initial for p in self.pools])
 
     def _participants(self, rid: int, stage) -> int:
         """N for events of `stage` on resource `rid` (domain-lane tasks count as one)."""
@@ -373,18 +379,31 @@ class CreditModel:
         neither the task nor the occurrence picks the pool, and the participants are the
         tasks listing the resource (`_count_participants`). None in every other case.
         The one place both `_effect_of` and `plain_info` take that common case from."""
-        if self._lanes or self.mode != "checker":
-            return None
-        r = self.kernel.resources.get(rid)
-        if r is None or r.group is not None or not self._tracked.get(rid):
+        pr = self._plain_res.get(rid, 0)
+        if pr == 0:
+            pr = self._plain_res[rid] = self._plain_pools(rid)
+        if pr is None:
             return None
         role = _ROLE_BY_ID.get(id(stage))
         if role is None:
             return None
         side, kind, delta, blocking = role
-        p = self._pool_index[(rid, 0, kind)]
-        n = self._listing[0 if side < 2 else 1].get(rid, 0)
+        full, empty, n_prod, n_cons = pr
+        p = full if kind is FULL else empty
+        n = n_prod if side < 2 else n_cons
         return (p, delta, blocking, self._counter(p, stage) if n > 1 else -1, n if n > 1 else 1)
+
+    def _plain_pools(self, rid: int) -> Optional[tuple]:
+        """`_plain`'s facts of one resource: (FULL pool, EMPTY pool, tasks listing it in
+        dst, in src), or None when `_plain` does not apply to it."""
+        if self._lanes or self.mode != "checker":
+            return None
+        r = self.kernel.resources.get(rid)
+        if r is None or r.group is not None or not self._tracked.get(rid):
+            return None
+        index = self._pool_index
+        return (index[(rid, 0, FULL)], index[(rid, 0, EMPTY)], self._listing[0].get(rid, 0),
+                self._listing[1].get(rid, 0))
 
     def plain_info(self, rid: int, stage) -> Optional[tuple]:
         """`effect_info(fixed_effect(ti, rid, stage), 0, 0)` (program.py) of the common case

@@ -60,6 +60,8 @@ def iteration_count(low: Optional[LoweredSchedule], fallback: int = 1) -> Iterat
     if low is None or not low.has_domain_loop:
         return IterationCount(0)
     start, end, step = low.domain_start, low.domain_end, low.domain_step
+    if type(start) is int and type(end) is int and type(step) is int and step:
+        return IterationCount(len(range(start, end, step)))     # (the common case)
     if isinstance(end, DynamicBound):
         probe = domain_probe(low)
         if probe is UNKNOWN:

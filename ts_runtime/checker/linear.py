@@ -30,15 +30,21 @@ from itertools import repeat
 from typing import List, Optional
 
 from .compile import CompileContext, _expand_positions
+from .credits import _ROLE_BY_ID
 from .explore import RunResult
 from .state import Layout
 from .program import PDL_LAUNCH, PDL_WAIT, Program, _ConsumerWork, _GROUP, _PDL_LAUNCH_KIND, \
-    _PDL_WAIT_KIND, _ProducerWork, _ROLE_IDS, effect_info, pdl_kind
+    _PDL_WAIT_KIND, _ProducerWork, effect_info, pdl_kind
 
 __all__ = ["walk_run", "LinearContext"]
 
 # How often (in macro-steps) the walk reads the clock for the deadline.
 _CLOCK_EVERY = 4096
+
+# LinearContext._resource: a resource whose entries have no row (not dense-strided: the
+# run is left to the search), one that owns no pools, one whose pipeline ops have no row
+# (the occurrence picks the pool), one whose pipeline ops have a fixed credit effect
+_SPARSE, _NO_POOLS, _BY_OCCURRENCE, _FIXED = 0, 1, 2, 3
 
 
 class LinearContext:
@@ -68,40 +74,57 @@ class LinearContext:
         self._rows: list = [None] * self.T       # per task: rows per entry position (None: not made)
         self._lists: dict = {}                   # ctx.task key -> (rows, decrement mask) or None
         self._by_pair: dict = {}                 # (resource, id of stage) -> rows or None
+        self._res_info: dict = {}                # resource -> _resource(resource)
 
     def _entry_rows(self, ti: int, e) -> Optional[tuple]:
         """The row(s) of one lowered entry, or None when the entry's pool depends on its
         occurrence (a domain-interleaved resource) or the resource is not dense-strided:
         those runs are left to the search. A row is a function of the entry's resource
         and stage (the task picks a pool only on interleaved resources): made once per
-        pair."""
+        pair, from facts of the resource made once per resource (`_resource`)."""
         rid, stage = e.resource, e.stage
-        key = (rid, id(stage))
+        sid = id(stage)
+        key = (rid, sid)
         rows = self._by_pair.get(key, 0)
         if rows != 0:
             return rows
-        ctx = self.ctx
-        r = ctx.res[rid]
-        credits = ctx.credits
-        kind = r.kind
-        trk = credits._tracked.get(rid)
+        info = self._res_info.get(rid)
+        if info is None:
+            info = self._res_info[rid] = self._resource(rid)
+        how, kind = info
+        role = _ROLE_BY_ID.get(sid)
         rows = None
-        if trk and _sparse(credits.strides.get(rid)):
+        if how == _SPARSE:
             pass
-        elif key[1] not in _ROLE_IDS or (not trk and kind is not _GROUP):
+        elif role is None or how == _NO_POOLS:
             # no credit effect (CreditModel._effect_of): a work call, or a pipeline op on
             # a resource that owns no pools
             pdl = pdl_kind(kind, stage)
             row = (-1, (), (), 0, pdl, pdl == 0)
-            split = kind is not _GROUP and (stage is _ConsumerWork or stage is _ProducerWork) and ctx.split[rid]
+            split = kind is not _GROUP and (stage is _ConsumerWork or stage is _ProducerWork) and self.ctx.split[rid]
             rows = (row, row) if split else (row,)
-        elif not credits._occ_matters(rid):
+        elif how == _FIXED:
+            credits = self.ctx.credits
             info = credits.plain_info(rid, stage)
             block, simple, rounds, dmask = info if info is not None else \
                 effect_info(credits.fixed_effect(ti, rid, stage), 0, 0)
             rows = ((block, simple, rounds, dmask, 0, block < 0 and not rounds and dmask == 0),)
         self._by_pair[key] = rows
         return rows
+
+    def _resource(self, rid) -> tuple:
+        """(how the rows of its entries are made, its kind)."""
+        ctx = self.ctx
+        credits = ctx.credits
+        kind = ctx.res[rid].kind
+        trk = credits._tracked.get(rid)
+        if trk and _sparse(credits.strides.get(rid)):
+            return (_SPARSE, kind)
+        if not trk and kind is not _GROUP:
+            return (_NO_POOLS, kind)
+        if credits._occ_matters(rid):
+            return (_BY_OCCURRENCE, kind)
+        return (_FIXED, kind)
 
     def task_list(self, ti: int, variant, tiles: int):
         """(rows, decrement mask) of task `ti`'s list in one run, or None (see
@@ -264,6 +287,9 @@ def _maybe_symmetric(kernel, lists) -> bool:
     would then canonicalise states, and the search's path could differ from the walk's).
     Identical programs have the same length and the same source entries: tasks that
     differ in either are not symmetric."""
+    lens = [len(rows) for rows in lists if rows]
+    if len(set(lens)) == len(lens):
+        return False
     seen = set()
     for t, rows in zip(kernel.tasks, lists):
         if not rows:
