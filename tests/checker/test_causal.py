@@ -304,3 +304,46 @@ def test_the_state_cap_is_left_to_the_search():
     assert causal_run(prog, 21, None, True) is not None
     r = check_kernel(k, max_states=10)
     assert not r.complete and codes(r.diagnostics) == ["TS806"]
+
+
+def _strict_superset_kernel():
+    """Persistent Load -> a (AsyncUmma) -> Mma -> acc -> Epi -> c -> Store, 2 tiles, c over
+    the first half of a: in tile 2 the Load's write of a can overlap Store's reads of c in
+    the happens-before order, but every run that gets there passes another race first."""
+    kb = KernelBuilder()
+    wq = kb.work_queue()
+    a = kb.pipe("a", stages=1, ptype=AU, smem=[(0, 256)])
+    acc = kb.pipe("acc", stages=1, ptype=AA)
+    c = kb.pipe("c", stages=1, smem=[(0, 128)])
+    plan = [("Load", [wq], [a], [], [(a, ("acquire", "producer_work", "commit"))], []),
+            ("Mma", [wq, a], [acc], [(acc, ("acquire",))], [(a, ("wait", "consumer_work", "release"))],
+             [(acc, ("producer_work", "commit"))]),
+            ("Epi", [wq, acc], [c], [], [], [(acc, ("wait", "release")), (c, ("acquire", "producer_work", "commit"))]),
+            ("Store", [wq, c], [], [], [], [(c, ("wait", "consumer_work", "release"))])]
+    for name, src, dst, head, body, tail in plan:
+        with kb.task(name, src=src, dst=dst) as t:
+            with t.work_tiles(wq):
+                for res, ops in head:
+                    t.ops(res, *ops)
+                with t.loop(1):
+                    for res, ops in body:
+                        t.ops(res, *ops)
+                for res, ops in tail:
+                    t.ops(res, *ops)
+                t.ops(wq, "try_wait", "wait", "get_and_advance_work_tile", "release")
+    return kb.build()
+
+
+def test_predicted_races_the_search_never_reaches_leave_the_search_to_its_end():
+    # the walk's keys are a superset of the search's: two of its five pairs (Load's write
+    # of a against Store's wait and read of c) are reachable only past another race, where
+    # the search does not go; the search then runs to its end, with the same diagnostics
+    k = _strict_superset_kernel()
+    (prog,) = programs(k, 2)
+    got = causal_run(prog, 1_000_000, None, True)
+    found = {f.key for f in explore(prog, symmetry=False, max_findings=10**6).findings}
+    assert isinstance(got, frozenset) and len(got) == 5 and len(found) == 3 and found < got
+    assert {tuple(sorted((t, acc) for t, _e, _r, acc in key[1])) for key in got - found} == {((0, 1), (3, 3)),
+                                                                                           ((0, 1), (3, 4))}
+    assert check_kernel(k, tiles=2).states_explored == check_kernel(k, tiles=2, causal=False).states_explored
+    assert agrees(k, tiles=2) == 0
