@@ -3,6 +3,7 @@ findings at the same lines, as the tracing DSL (tests/lint/lint_parity.py compar
 import os
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -643,7 +644,7 @@ def test_positions_match_libcst_position_provider():
     from libcst.metadata import MetadataWrapper, PositionProvider
     from ts_lint.extract.positions import Positions
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    src = open(os.path.join(root, "examples", "07_pipeline_groups.py")).read() + "\nx = {'é': [1,\n  2]}\n"
+    src = Path(root, "examples", "07_pipeline_groups.py").read_text() + "\nx = {'é': [1,\n  2]}\n"
     module = cst.parse_module(src)
     ours = Positions(module, src, "p.py")
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -658,7 +659,7 @@ def test_lazily_parsed_bodies_have_the_positions_of_a_full_parse():
     from libcst.metadata import MetadataWrapper, PositionProvider
     from ts_lint.extract.source import SourceFile
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    src = open(os.path.join(root, "examples", "05_gemm_schedule.py")).read()
+    src = Path(root, "examples", "05_gemm_schedule.py").read_text()
     full = cst.parse_module(src)
     theirs = MetadataWrapper(full, unsafe_skip_copy=True).resolve(PositionProvider)
     by_line = {}

@@ -62,4 +62,4 @@ async def test_a_session_over_tcp(tmp_path):
         await client.stop()
     finally:
         proc.kill()
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)      # reaps it and closes its pipes

@@ -289,7 +289,8 @@ def test_runtime_raises_one_error_listing_the_finding():
     from ts_runtime.testing import run_program
     with tempfile.TemporaryDirectory() as d:
         p = os.path.join(d, "p.py")
-        open(p, "w").write(src)
+        with open(p, "w") as f:
+            f.write(src)
         diags = run_program(p)
     assert [d.code for d in diags if d.severity is Severity.ERROR] == ["TS503"]
     assert issubclass(ScheduleValidationError, ValueError)
