@@ -239,3 +239,42 @@ def test_a_read_of_an_unpipelined_resource_ends_with_the_call():
     # the reference accepts: the read of y is over before the pipeline lets x be written
     kb, _, _ = _retired(write_first=False)
     assert check_kernel(kb.build()).diagnostics == []
+
+
+def _wait_then_trailing_release():
+    """P writes `a` (which no task waits on, so its write stays in flight) and then fills
+    `b`, which overlaps it; C waits on `b` and releases it. C's wait starts a read of `b`
+    while P's write of `a` is in flight: a race that shows only in the state after the wait.
+    C's release trails the wait (it changes no held entry and decrements no pool), so the
+    reduced search runs the two as one step, into the state where every task has finished."""
+    kb = KernelBuilder()
+    a = kb.pipe("a", stages=1, ptype=AA, smem=[(0, 128)])
+    b = kb.pipe("b", stages=1, ptype=AU, smem=[(0, 128)])
+    with kb.task("P", dst=[a, b]) as p:
+        with p.loop(0, 1):
+            p.ops(a, "acquire", "producer_work", "commit")
+            p.ops(b, "acquire", "producer_work", "commit")
+    with kb.task("C", src=[b]) as c:
+        with c.loop(0, 1):
+            c.ops(b, "wait", "release")
+    return kb.build(), p, c
+
+
+def test_a_race_in_a_state_where_no_task_can_run_is_reported():
+    # the race check runs in every state, also one where all tasks have finished (as the
+    # reference's does, model.md §9): the reduced search, which fuses C's wait with its
+    # trailing release, reached the race only there and missed it
+    k, p, c = _wait_then_trailing_release()
+    naive = check_kernel(k, reduce=False, symmetry=False)
+    reduced = check_kernel(k)
+    for r in (naive, reduced):
+        assert codes(r.diagnostics) == ["TS802"]
+        d = r.diagnostics[0]
+        assert d.range.line == p.lines[("a", "producer_work")][0]
+        assert related_lines(d) == [c.lines[("b", "wait")][0]]
+        assert d.message.startswith("aliasing race: 'P' writes 'a' stage 0 while 'C' holds a waited stage "
+                                    "of 'b' stage 0")
+    # naive: the race shows right after the wait; reduced: the release ran in one step with it
+    assert [(s.task, s.step) for s in naive.diagnostics[0].trace][-1] == ("C", "ConsumerWait(b)")
+    assert [(s.task, s.step) for s in reduced.diagnostics[0].trace][-2:] == [
+        ("C", "ConsumerWait(b)"), ("C", "ConsumerRelease(b)")]

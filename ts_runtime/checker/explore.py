@@ -5,12 +5,15 @@ From the initial state (all cursors 0, S empty credits per pool, PDL flag set on
 
 1. enabled tasks = unfinished tasks whose next step is non-blocking, or blocking with a
    credit in its pool;
-2. all finished -> a complete execution;
-3. some unfinished but none enabled -> **deadlock** (TS801);
-4. **race** (TS802): among the held accesses and the pending work access of every
+2. **race** (TS802): among the held accesses and the pending work access of every
    enabled task, two accesses by different tasks to different resources whose role
    ranges overlap, on overlapping slots, neither merely acquired (`prod_held`), at
-   least one a write;
+   least one a write. Checked in every state, also one where no task can run: a wait
+   starts a read without being a pending access, so its race shows first in the state
+   after it, which may be the last (and is, when the reduction runs the wait's trailing
+   release with it);
+3. all finished -> a complete execution;
+4. some unfinished but none enabled -> **deadlock** (TS801);
 5. **PDL order** (TS803): an enabled `launch_griddep` while no `wait_griddep` ran;
 6. successors: the ample set (reduce.py) or every enabled task but those whose next
    step starts a racing access (the search does not go on past a race); each successor
@@ -268,22 +271,6 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                 if s[block_at[i][s[i]]] > 0:
                     enabled.append(i)
         if choice is None:
-            if not enabled:
-                # no task can run: every task whose step blocks on a pool is blocked
-                blocked = [i for i in live if block_at[i][s[i]] >= 0]
-                if not blocked:
-                    result.complete_states += 1
-                    if witness and result.complete_path is None:
-                        result.complete_path, _ = path_to(s)
-                        result.complete_state = decoded(s)
-                        result.complete_no = explored
-                else:
-                    key = (DEADLOCK, tuple((i, ops[i][s[i]].eidx) for i in blocked))
-                    # canonical key by real identity happens at reporting (by source entries)
-                    record(DEADLOCK, key, s, tuple(blocked), {})
-                    if early_exit:
-                        break
-                continue
             racing = None
             if has_alias:
                 hid = s[held_idx]
@@ -311,6 +298,22 @@ def explore(prog: Program, *, max_states: int = 1_000_000, deadline: Optional[fl
                                 racing.add(x[3])
                     if stop:
                         break
+            if not enabled:
+                # no task can run: every task whose step blocks on a pool is blocked
+                blocked = [i for i in live if block_at[i][s[i]] >= 0]
+                if not blocked:
+                    result.complete_states += 1
+                    if witness and result.complete_path is None:
+                        result.complete_path, _ = path_to(s)
+                        result.complete_state = decoded(s)
+                        result.complete_no = explored
+                else:
+                    key = (DEADLOCK, tuple((i, ops[i][s[i]].eidx) for i in blocked))
+                    # canonical key by real identity happens at reporting (by source entries)
+                    record(DEADLOCK, key, s, tuple(blocked), {})
+                    if early_exit:
+                        break
+                continue
             if check_pdl and not s[pdl_idx]:
                 for i in enabled:
                     if launch_at[i][s[i]]:
