@@ -64,9 +64,9 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     search's result when no two conflicting accesses can be live in one state; else the
     keys (explore.Finding.key) of every race the run can have, a superset of those the
     search reports (it does not go on past a race), so that the search may stop once it
-    has found them all (explore's `expect`). None: the run
-    is to be searched in full. `early_exit` (the search stops at its first finding, so
-    the keys are of no use): None as soon as the walk itself reaches a state with a race."""
+    has found them all (explore's `expect`). None: the run is to be searched in full.
+    `early_exit` (the search stops at its first finding, so the keys are of no use): None
+    as soon as the walk itself reaches a state with a race."""
     t0 = time.perf_counter()
     lay = prog.layout
     T = lay.tasks
