@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 from ..enums import OpaqueCondition, guard_fires
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN
-from .credits import CreditModel, Unknown, known_layout, tracked
+from .credits import _ROLE_BY_ID, CreditModel, Unknown, known_layout, tracked
 from .expand import IterationCount, Variant, expand_task, iteration_count
 from .program import (  # noqa: F401  (the step classes and stage constants compile reads)
     COMPLETION_PRODUCERS,
@@ -41,7 +41,6 @@ from .program import (  # noqa: F401  (the step classes and stage constants comp
     _ProducerAcquire,
     _ProducerCommit,
     _ProducerWork,
-    _ROLE_IDS,
     _TRACKED,
     _UWORK,
     _advance_on_wait,
@@ -238,7 +237,7 @@ class CompileContext:
         else:
             cls = _OTHER
         nparts = 2 if (stage is _ConsumerWork or stage is _ProducerWork) and self.split[rid] else 1
-        if id(stage) in _ROLE_IDS and self.credits._occ_matters(rid):
+        if id(stage) in _ROLE_BY_ID and self.credits._occ_matters(rid):
             return (None, False, rid, stage, None, None, pdl, cls, members, True)
         eff = self.credits.fixed_effect(ti, rid, stage)
         info = self._info(eff)

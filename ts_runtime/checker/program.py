@@ -15,14 +15,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..enums import LoopGuard, PipelineGroupMode, PipelineType, ScheduleStage
 from ..model.kernel import ResourceKind
 from ..model.values import is_static_int
-from .credits import DENSE_LANE, ROLE, CreditModel, lane_info, strides
+from .credits import DENSE_LANE, CreditModel, lane_info, strides
 from .expand import ExpandedEntry, IterationCount, Variant
 from .state import Layout
 
 __all__ = ["Op", "Program", "alias_table", "XStep", "split_steps"]
 
 S = ScheduleStage
-_ROLE_IDS = frozenset(id(k) for k in ROLE)
 _WAIT_ID, _RELEASE_ID = id(ScheduleStage.ConsumerWait), id(ScheduleStage.ConsumerRelease)
 # enum members bound once: attribute access on an Enum class is slow on hot paths
 _ConsumerAuxWork = ScheduleStage.ConsumerAuxWork
