@@ -30,8 +30,8 @@ class PipelineGroup(MemoryResource):
         explicit = pipeline_model(self.pipeline_config) if self.pipeline_config is not None else None
         merged, findings = derive_group_config(
             self.name, self.mode,
-            [(m.name, pipeline_model(m.pipeline_config) if m.pipeline_config is not None else None)
-             for m in self.members], explicit)
+            [(m.name, pipeline_model(m.pipeline_config)) if m.pipeline_config is not None else
+             (m.name, None, _lost_config(m)) for m in self.members], explicit)
         for code, exc, msg, *blame in findings:
             raise_finding(code, exc, msg, self._member_config_range(blame[0]) if blame else self._ts_range)
         self._merged_model = merged
@@ -85,3 +85,10 @@ def unknown_member_message(group: str, attr: str, members) -> str:
     """TS474's text (the same from ts-lint)."""
     names = ", ".join(f"'{n}'" for n in members) or "none"
     return f"PipelineGroup '{group}' has no member or attribute '{attr}' (members: {names})"
+
+
+def _lost_config(member):
+    """The member's class name when its own `__init__` dropped the pipeline_config given
+    to it (resources.py records what it dropped), else None."""
+    lost = getattr(member, "_ts_lost_init", None)
+    return type(member).__name__ if lost and "pipeline_config" in lost else None

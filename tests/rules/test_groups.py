@@ -223,3 +223,35 @@ def test_unknown_member_from_ts_lint_only_when_every_member_is_known():
                                    ("def build():", "NAME_B = __import__('os').environ.get('X', 'b')\n\n\ndef build():"),
                                    ("schedule=load(src, group.b)),", "schedule=load(src, group.zz)),")])
     assert not [d for d in check_source(src, "p.py").diagnostics if d.code == "TS474"]
+
+
+# a member class whose own `__init__` never calls `super().__init__`: the pipeline_config
+# given to it is dropped (and its name with it); the group is never built, so the
+# TaskManager's TS238 cannot run and TS462 names the class and the missing call
+_OWN_INIT_MEMBER = '''
+@dataclass(kw_only=True)
+class Own(MemoryResource):
+    def __init__(self, **kwargs) -> None:
+        {SUPER}self.tag = 1
+'''
+
+
+def _own_init_group(super_init: bool) -> str:
+    src = group_program([TA, TA], mark=None if super_init else "TS462")
+    src = src.replace('m1 = Buf(name="m1", pipeline_config=cfg1)', 'm1 = Own(name="m1", pipeline_config=cfg1)')
+    return src.replace("\n\ndef build():", _OWN_INIT_MEMBER.format(
+        SUPER="super().__init__(**kwargs)\n        " if super_init else "") + "\n\ndef build():", 1)
+
+
+@pytest.mark.parametrize("front", ["runtime", "lint"])
+def test_a_member_whose_init_skips_super_is_named_with_the_missing_call(front):
+    from ts_lint.api import lint_source
+    run = run_source if front == "runtime" else (lambda s: lint_source(s, "kernel.py"))
+    src = _own_init_group(False)
+    diags = run(src)
+    assert ts4(diags) == set(expected_findings(src))
+    (d,) = [d for d in diags if d.code == "TS462"]
+    assert d.message == ("PipelineGroup 'grp' member Own has no pipeline_config: Own.__init__ does not call "
+                         "super().__init__(...), so the pipeline_config passed to it is dropped; call "
+                         "super().__init__(**kwargs)")
+    assert not [d for d in run(_own_init_group(True)) if d.code.startswith("TS4")]

@@ -96,7 +96,11 @@ class ResourcesMixin:
             if c is not None and not isinstance(c, ConfigVal):
                 g.uncertain = f"the pipeline_config of member '{m.attrs.get('name')}' could not be resolved"
                 return None
-            mlist.append((m.attrs.get("name"), dataclasses.replace(c.model) if c is not None else None))
+            if c is not None:
+                mlist.append((m.attrs.get("name"), dataclasses.replace(c.model)))
+            else:
+                lost = m.lost_init is not None and "pipeline_config" in m.lost_init
+                mlist.append((m.attrs.get("name"), None, m.cls.name if lost else None))
         mode = g.attrs.get("mode")
         if mode is UNKNOWN:
             g.uncertain = "the PipelineGroup mode could not be resolved"

@@ -61,7 +61,9 @@ def _sig(v):
 
 
 def derive_group_config(name: str, mode, members: list, explicit=None):
-    """members: [(member name, PipelineModel | None)]. Returns (PipelineModel|None, findings).
+    """members: [(member name, PipelineModel | None)], or (member name, None, class name)
+    for a member whose own `__init__` dropped the pipeline_config given to it (it never
+    called `super().__init__`). Returns (PipelineModel|None, findings).
 
     findings: (code, exception type, message).
     """
@@ -69,9 +71,9 @@ def derive_group_config(name: str, mode, members: list, explicit=None):
         return None, [("TS460", ValueError, f"PipelineGroup '{name}' requires at least one member")]
     findings = []
     cfgs = []
-    for mname, cfg in members:
+    for mname, cfg, *lost in members:
         if cfg is None:
-            findings.append(("TS462", ValueError, f"PipelineGroup '{name}' member '{mname}' has no pipeline_config"))
+            findings.append(("TS462", ValueError, _no_config(name, mname, lost[0] if lost else None)))
         else:
             cfgs.append((mname, cfg))
     if findings:
@@ -94,6 +96,18 @@ def derive_group_config(name: str, mode, members: list, explicit=None):
     if findings:
         return None, findings
     return _merge(mode, cfgs), findings
+
+
+def _no_config(name, mname, lost_cls) -> str:
+    """TS462's text. The reference's names only the member, whose name is empty when its
+    class's `__init__` skipped the base's: the class and the missing call are then named
+    too (the TaskManager's TS238 never runs, as the group is not built)."""
+    if lost_cls is None:
+        return f"PipelineGroup '{name}' member '{mname}' has no pipeline_config"
+    who = f"'{mname}' ({lost_cls})" if mname else lost_cls
+    return (f"PipelineGroup '{name}' member {who} has no pipeline_config: {lost_cls}.__init__ does not call "
+            f"super().__init__(...), so the pipeline_config passed to it is dropped; call "
+            f"super().__init__(**kwargs)")
 
 
 def _fused_interleave(name, mode, cfg):

@@ -142,7 +142,9 @@ rule("TS462", "group-member-without-pipeline", """
 
     ## What it does
     Every member must be pipelined: the group's barrier protocol is derived from the
-    members' configs.
+    members' configs. When the member's class has its own `__init__` that never calls
+    `super().__init__(**kwargs)`, the `pipeline_config` passed to it was dropped there:
+    the message names the class and the missing call.
     ## Why is this bad?
     An unpipelined member has no stages to share.
     ## Example
