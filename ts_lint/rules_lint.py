@@ -2,7 +2,8 @@
 
 TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) in
 `Interpreter.run_module`, TS962 (a read that raises NameError) in `Interpreter._unbound_read`,
-TS968 (a raise the build reaches) in `StatementsMixin._build_raises`, TS963 (an attribute a
+TS968 (a raise the build reaches) in `StatementsMixin._build_raises`, TS971 (an import
+of a TS name or module that does not exist) in `StatementsMixin._ts_import_check`, TS963 (an attribute a
 ts API class lacks) in `tsapi.missing_api_attribute`, TS967
 (range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS969 (a barrier
 count PTX rejects) in `tsapi._barrier_count_check`, TS964 (arithmetic
@@ -639,6 +640,43 @@ FOLDED_PREDICATE = rule("TS970", "folded-predicate-changed", """
     """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError", valid=[_FLAG_SET_FIRST, _FLAG_PLAIN],
     invalid=[_FLAG_SET_AFTER, _FLAG_SET_IN_LOOP])
 
+_MISSPELT_IMPORT = _VALID.replace(
+    "from ts_runtime.resources import MemoryResource, PipelineConfig, TaskLocalVariable",
+    "from ts_runtime.resources import MemoryResource, PipelineConfig, TaskLocalVarible  # expect: TS971")
+_WRONG_MODULE_IMPORT = _VALID.replace(
+    "from ts_runtime.task import Task\n",
+    "from ts_runtime.task import Task\nfrom ts_runtime import TaskManager as _TM  # expect: TS971\n")
+_GUARDED_IMPORT = _VALID.replace(
+    "from ts_runtime.task import Task\n",
+    "from ts_runtime.task import Task\ntry:\n    from ts_runtime import TaskManager as _TM\n"
+    "except ImportError:\n    _TM = None\n")
+assert _MISSPELT_IMPORT != _VALID and _WRONG_MODULE_IMPORT != _VALID and _GUARDED_IMPORT != _VALID
+
+UNKNOWN_TS_IMPORT = rule("TS971", "unknown-ts-import", """
+    An import of a TS module, or of a name from one, that does not exist.
+
+    ## What it does
+    Reports `from cutlass.experimental.task_scheduling[.module] import name` (or the same
+    from `ts_runtime`) where the module has no such name (a typo, or a class imported
+    from another module than the one that defines it: `MemoryResource` is in
+    `.resources`, `Task` in `.task`, `TaskManager` in `.task_manager`), and `import` /
+    `from` of a TS submodule that does not exist, with the closest name or the module
+    that defines it. ts_runtime's modules have the reference's public names and
+    submodules (tests/test_api_surface.py); a name only ts_runtime has is not judged.
+    Not reported under a `try` with a handler (an import with a fallback).
+    ## Why is this bad?
+    Python raises ImportError there, when the module is imported: nothing after it
+    runs, and no kernel is built. Without this finding, the first report would be a
+    NameError further down, where the name is used.
+    ## Example
+    `from cutlass.experimental.task_scheduling.resources import MemoryResorce`, or
+    `from cutlass.experimental.task_scheduling import Task`.
+    ## Use instead
+    The name as the module spells it, from the module that defines it
+    (`from cutlass.experimental.task_scheduling.task import Task`).
+    """, phase="frontend", severity=Severity.ERROR, exc="ImportError", valid=[_VALID, _GUARDED_IMPORT],
+    invalid=[_MISSPELT_IMPORT, _WRONG_MODULE_IMPORT])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",
-           "BARRIER_COUNT", "FOLDED_PREDICATE"]
+           "BARRIER_COUNT", "FOLDED_PREDICATE", "UNKNOWN_TS_IMPORT"]

@@ -247,6 +247,21 @@ class StatementsMixin:
             return StatementsMixin._dotted(node.value) + "." + node.attr.value
         return ""
 
+    def _ts_import_check(self, mod: str, name, node) -> None:
+        """TS971 where importing a TS module, or a name from one, raises ImportError
+        (a misspelt name, a class imported from the wrong module): the run stops there,
+        as in Python (`certain_error`: under a `try` with a handler, the handler runs)."""
+        from .tsapi import ts_import_error
+        got = ts_import_error(mod, name)
+        if got is None:
+            return
+        msg, close = got
+        fix = None
+        if close is not None and isinstance(node, cst.Name):
+            from ts_runtime.diagnostics import Edit, Fix
+            fix = Fix(f"Replace with `{close}`", (Edit(self.rng(node), close),), "unsafe")
+        self.certain_error(node, "TS971", msg, fix)
+
     def _x_import(self, node: cst.Import, scope):
         from .imports import import_module
         for alias in node.names:
@@ -258,6 +273,7 @@ class StatementsMixin:
                 else:
                     self.assign_name(full.split(".")[0], mods[0], scope)
                 continue
+            self._ts_import_check(full, None, alias.name)
             if alias.asname is not None:
                 self.bind_target(alias.asname.name, self.resolve_qual(full), scope)
             else:
@@ -279,11 +295,14 @@ class StatementsMixin:
                 self.bind_target(target, from_import(self, mods, self._dotted(alias.name), node), scope)
             return
         if isinstance(node.names, cst.ImportStar):
+            self._ts_import_check(mod, None, node.module)
             for name in self.ts.star_names(mod):
                 self.assign_name(name, self.resolve_qual(f"{mod}.{name}"), scope)
             return
+        self._ts_import_check(mod, None, node.module)
         for alias in node.names:
             name = self._dotted(alias.name)
+            self._ts_import_check(mod, name, alias.name)
             target = alias.asname.name if alias.asname is not None else alias.name
             self.bind_target(target, self.resolve_qual(f"{mod}.{name}" if mod else name), scope)
 

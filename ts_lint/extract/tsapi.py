@@ -1055,3 +1055,59 @@ def _range_constexpr(it, args, kwargs, call):
                          "or decorate it with @cute.jit, or use a plain range(...)")
     return _range(it, args, kwargs, call)
 
+
+
+# TS modules ts-lint may import (ts_runtime's, without cutlass) to judge a `from ... import`
+_LIGHT_MODULES = ("", ".resources", ".task", ".task_manager", ".memory", ".pipeline_group", ".enums",
+                  ".schedule_builder", ".pipeline", ".diagnostics")
+
+
+def _ts_target(mod: str) -> Optional[tuple]:
+    """(the TS package `mod` is under, the rest of its dotted name) or None."""
+    for pkg in N.TS_PACKAGES:
+        if mod == pkg or mod.startswith(pkg + "."):
+            return pkg, mod[len(pkg):]
+    return None
+
+
+def ts_import_error(mod: str, name: Optional[str]) -> Optional[tuple]:
+    """(message, closest name or None) of the ImportError that `from mod import name`
+    (`import mod` when `name` is None) raises where `mod` is a TS package or one of its
+    modules and the name or module does not exist; None when it imports, or when ts-lint
+    does not judge it. ts_runtime's modules have the reference's public names and
+    submodules (plus ts's own: those are not judged under the reference's prefix), so they
+    stand for both packages; only modules that import without cutlass are looked into."""
+    import importlib
+    import importlib.util
+    got = _ts_target(mod)
+    if got is None:
+        return None
+    pkg, rest = got
+    if rest not in _LIGHT_MODULES:
+        if rest.count(".") == 1 and importlib.util.find_spec("ts_runtime" + rest) is None:
+            return f"No module named '{mod}': Python raises ModuleNotFoundError here", None
+        return None
+    if name is None:
+        return None
+    try:
+        live = importlib.import_module("ts_runtime" + rest)
+    except ImportError:
+        return None
+    if hasattr(live, name) or (not rest and importlib.util.find_spec("ts_runtime." + name) is not None):
+        return None
+    from difflib import get_close_matches
+    where = None
+    for other in _LIGHT_MODULES:
+        if other == rest:
+            continue
+        try:
+            obj = getattr(importlib.import_module("ts_runtime" + other), name, None)
+        except ImportError:
+            continue
+        if obj is not None and getattr(obj, "__module__", None) == "ts_runtime" + other:
+            where = pkg + other
+            break
+    close = None if where else (get_close_matches(name, [n for n in dir(live) if not n.startswith("_")], n=1)
+                                or [None])[0]
+    hint = f"; it is defined in '{where}'" if where else (f"; did you mean '{close}'?" if close else "")
+    return f"cannot import name '{name}' from '{mod}'{hint}: Python raises ImportError here", close
