@@ -178,3 +178,21 @@ def test_a_helper_method_a_work_method_calls():
                         "            base = 1\n        if stage_info.loop_offset > 1:\n"
                         "            return base + stage_info.loop_offset\n", 1)
     assert [d for d in lint_source(local, "p.py") if d.code == "TS962"] == []
+
+
+def test_a_work_method_loop_whose_count_is_a_local_constant():
+    # `elems = TILE // 32` then `for i in range(elems)`: the body certainly runs (4 times),
+    # so its misspelt name is a NameError when the kernel is compiled; with a zero count
+    # the body never runs
+    from ts_runtime.rules._programs import copy_program
+    src = copy_program()
+    body = "        return stage_info.loop_offset\n"
+    loop = ("        elems = TILE // 32\n        acc = 0\n        for i in range(elems):\n"
+            "            acc = acc + valu\n        return stage_info.loop_offset + acc\n")
+    bad = src.replace(body, loop, 1) + "\nTILE = 128\n"
+    line = bad.splitlines().index("            acc = acc + valu") + 1
+    got = [(d.code, d.range.line, d.message) for d in lint_source(bad, "p.py") if d.code == "TS962"]
+    assert got == [("TS962", line, "name 'valu' is not defined in work method 'Src.get_item': Python raises "
+                                   "NameError when the kernel is compiled")]
+    never = bad.replace("TILE = 128", "TILE = 16")
+    assert [d for d in lint_source(never, "p.py") if d.code == "TS962"] == []

@@ -27,9 +27,12 @@ def test_a_misspelt_name_gets_the_closest_one():
 
 def test_a_module_that_does_not_exist():
     assert _ts971(f"import {REF}.resorces\n") == [
-        (1, 7, f"No module named '{REF}.resorces': Python raises ModuleNotFoundError here")]
+        (1, 7, f"No module named '{REF}.resorces'; did you mean '{REF}.resources'?: Python raises "
+               f"ModuleNotFoundError here")]
     assert _ts971(f"from {REF}.tasks import Task\n") == [
-        (1, 5, f"No module named '{REF}.tasks': Python raises ModuleNotFoundError here")]
+        (1, 5, f"No module named '{REF}.tasks'; did you mean '{REF}.task'?: Python raises ModuleNotFoundError here")]
+    assert _ts971(f"from {REF}.kernels import Task\n") == [
+        (1, 5, f"No module named '{REF}.kernels': Python raises ModuleNotFoundError here")]
 
 
 def test_the_run_stops_at_the_failing_import():
@@ -52,4 +55,29 @@ def test_an_import_with_a_fallback_or_in_a_function_never_called_is_not_reported
     src = (f"try:\n    from {REF} import TaskManager\nexcept ImportError:\n"
            f"    from {REF}.task_manager import TaskManager\n\n\n"
            f"def unused():\n    from {REF} import Task\n")
+    assert _ts971(src) == []
+
+
+@pytest.mark.parametrize("mod,close", [
+    ("cutlass.experimental.task_schedulin.resources", f"{REF}.resources"),
+    ("cutllass.experimental.task_scheduling.enums", f"{REF}.enums"),
+    ("cutlass.exerimental.task_scheduling.task_manager", f"{REF}.task_manager"),
+    (f"{REF}.resorces", f"{REF}.resources"),
+])
+def test_a_misspelt_module_path_of_the_reference(mod, close):
+    assert _ts971(f"from {mod} import (\n    X,\n)\n") == [
+        (1, 5, f"No module named '{mod}'; did you mean '{close}'?: Python raises ModuleNotFoundError here")]
+
+
+def test_a_misspelt_package_name_from_cutlass_experimental():
+    assert _ts971("from cutlass.experimental import task_schedulin as ts\n") == [
+        (1, 33, "cannot import name 'task_schedulin' from 'cutlass.experimental'; did you mean "
+                "'task_scheduling'?: Python raises ImportError here")]
+
+
+def test_other_cutlass_modules_and_the_reference_internal_modules_are_not_judged():
+    src = ("from cutlass.cute.runtime import from_dlpack\nimport cutlass.pipeline as pipeline\n"
+           "from cutlass.experimental import primitives as prims, cuda\n"
+           f"from {REF}.exhaustive_checker import X\nimport {REF}.schedule_legacy_adapter\n"
+           "import ts_runtime2\n")                  # a near-name of ts's own package: not judged
     assert _ts971(src) == []

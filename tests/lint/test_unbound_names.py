@@ -378,3 +378,32 @@ def test_match_case_captures_bind_the_schedules_names():
     assert ts136(src) == []
     bad = src.replace("with domain_loop(lo, hi, 1):", "with domain_loop(lo, top, 1):  # here")
     assert ts136(bad) == [(*where(bad, "# here", "top"), NOT_DEFINED.format("top"))]
+
+
+# a local bound once, to a known value, gives the count of a loop after it (a work
+# method's `elems = tile // 32` before `for i in range_constexpr(elems)`)
+def test_for_body_with_a_count_from_a_local_constant():
+    src = copy_program('''
+    n_sub = TILE // 32
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        for k in range(n_sub):
+            dst.set_item(data=w)  # here
+            w = src.get_item()
+    ''', extra="\nTILE = 128\n")
+    assert ts136(src) == [(*where(src, "# here", "w)"), LOCAL.format("w"))]
+
+
+def test_a_local_bound_twice_or_to_zero_gives_no_count():
+    for before in ("n_sub = TILE // 32\n    n_sub = n_sub + 4\n", "n_sub = TILE // 256\n",
+                   "n_sub = TILE // 32\n    for n_sub in range(0):\n        pass\n"):
+        src = copy_program(f'''
+    {before}
+    with domain_loop(0, 8, 1):
+        v = src.get_item()
+        for k in range(n_sub):
+            dst.set_item(data=w)
+            w = src.get_item()
+        dst.set_item(data=v)
+    ''', extra="\nTILE = 128\n")
+        assert ts136(src) == [], before

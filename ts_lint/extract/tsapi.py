@@ -1060,6 +1060,8 @@ def _range_constexpr(it, args, kwargs, call):
 # TS modules ts-lint may import (ts_runtime's, without cutlass) to judge a `from ... import`
 _LIGHT_MODULES = ("", ".resources", ".task", ".task_manager", ".memory", ".pipeline_group", ".enums",
                   ".schedule_builder", ".pipeline", ".diagnostics")
+# the reference's internal modules that ts_runtime does not have: they exist, never judged
+_REFERENCE_ONLY = (".exhaustive_checker", ".schedule_legacy_adapter")
 
 
 def _ts_target(mod: str) -> Optional[tuple]:
@@ -1079,13 +1081,17 @@ def ts_import_error(mod: str, name: Optional[str]) -> Optional[tuple]:
     stand for both packages; only modules that import without cutlass are looked into."""
     import importlib
     import importlib.util
+    from difflib import get_close_matches
     got = _ts_target(mod)
     if got is None:
-        return None
+        return _misspelt_reference_module(mod, name)
     pkg, rest = got
     if rest not in _LIGHT_MODULES:
-        if rest.count(".") == 1 and importlib.util.find_spec("ts_runtime" + rest) is None:
-            return f"No module named '{mod}': Python raises ModuleNotFoundError here", None
+        if rest.count(".") == 1 and rest not in _REFERENCE_ONLY and \
+                importlib.util.find_spec("ts_runtime" + rest) is None:
+            close = get_close_matches(rest, _LIGHT_MODULES + _REFERENCE_ONLY, n=1)
+            hint = f"; did you mean '{pkg}{close[0]}'?" if close else ""
+            return f"No module named '{mod}'{hint}: Python raises ModuleNotFoundError here", None
         return None
     if name is None:
         return None
@@ -1095,7 +1101,6 @@ def ts_import_error(mod: str, name: Optional[str]) -> Optional[tuple]:
         return None
     if hasattr(live, name) or (not rest and importlib.util.find_spec("ts_runtime." + name) is not None):
         return None
-    from difflib import get_close_matches
     where = None
     for other in _LIGHT_MODULES:
         if other == rest:
@@ -1111,3 +1116,28 @@ def ts_import_error(mod: str, name: Optional[str]) -> Optional[tuple]:
                                 or [None])[0]
     hint = f"; it is defined in '{where}'" if where else (f"; did you mean '{close}'?" if close else "")
     return f"cannot import name '{name}' from '{mod}'{hint}: Python raises ImportError here", close
+
+
+_REFERENCE = N.TS_PACKAGES[1]
+_REFERENCE_MODULES = tuple(_REFERENCE + m for m in _LIGHT_MODULES + _REFERENCE_ONLY)
+
+
+def _misspelt_reference_module(mod: str, name: Optional[str]) -> Optional[tuple]:
+    """The ModuleNotFoundError of a misspelt path to the reference's package
+    (`cutlass.experimental.task_schedulin.resources`, `cutllass.experimental...`): a
+    module under `cutlass` one or two letters away from one of the package's modules.
+    Nothing else under `cutlass` is judged: ts-lint does not import cutlass, so it cannot
+    tell which of its other modules exist."""
+    from difflib import get_close_matches
+    if not mod.startswith("cut"):
+        return None
+    if mod == "cutlass.experimental" and name is not None:
+        if name != "task_scheduling" and get_close_matches(name, ["task_scheduling"], n=1, cutoff=0.85):
+            return (f"cannot import name '{name}' from 'cutlass.experimental'; did you mean 'task_scheduling'?: "
+                    f"Python raises ImportError here", None)
+        return None
+    close = get_close_matches(mod, _REFERENCE_MODULES, n=1, cutoff=0.93)
+    if not close:
+        return None
+    return (f"No module named '{mod}'; did you mean '{close[0]}'?: Python raises ModuleNotFoundError here",
+            None)

@@ -223,6 +223,36 @@ def _collect(stmts, acc: _Binders) -> None:
                     _collect(_stmt_list(body), acc)
 
 
+class _CountingSet(set):
+    """A set that counts how often each name was added: how many binding sites a name
+    has in a scope (`_single_bindings`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts: Dict[str, int] = {}
+
+    def add(self, name) -> None:
+        self.counts[name] = self.counts.get(name, 0) + 1
+        super().add(name)
+
+    def update(self, names) -> None:
+        for n in names:
+            self.add(n)
+
+
+def _single_bindings(fn: cst.FunctionDef, walrus: bool) -> Set[str]:
+    """The names the function body binds at exactly one site (a loop target, a `+=` and,
+    with `walrus`, a `:=` target are sites of their own)."""
+    acc = _Binders()
+    names = acc.names = _CountingSet()
+    _collect(_stmt_list(fn.body), acc)
+    if walrus:
+        w = _Walrus(names)
+        for st in _stmt_list(fn.body):
+            st.visit(w)
+    return {n for n, c in names.counts.items() if c == 1}
+
+
 def _bindings(stmts, walrus: bool) -> _Binders:
     acc = _Binders()
     _collect(stmts, acc)
@@ -317,6 +347,12 @@ class _Flow:
         self.found = False
         self.failed = False     # (branches mode) a read of the current branch certainly fails
         self.builtin_range = builtin_range      # `range` is not rebound outside the schedule
+        # local constants: a local the body binds once, by `name = <known value>` run where
+        # the flow is certain (so that `for i in range_constexpr(n)` with `n = tile // 32`
+        # is known to run); made on first use
+        self._fn, self._walrus = fn, walrus
+        self._single: Optional[Set[str]] = None
+        self.consts: Dict[str, object] = {}
 
     # -------------------------------------------------------------- names
     def check(self, node: cst.Name):
@@ -373,8 +409,10 @@ class _Flow:
             n = node.value
             if n in ("True", "False", "None"):
                 return {"True": True, "False": False, "None": None}[n]
-            if n in self.locals or any(n in s for s in self.shadow):
+            if any(n in s for s in self.shadow):
                 return _NO
+            if n in self.locals:
+                return self.consts.get(n, _NO)
             try:
                 v = self.lookup(n)
             except Exception:
@@ -445,6 +483,19 @@ class _Flow:
                 return self.value(node.right) if a else a
             return a if a else self.value(node.right)
         return _NO
+
+    def _constant(self, name: str, expr) -> None:
+        """Records `name = expr` as a local constant when `name` has no other binding
+        site in the body and `expr`'s value is known (ints, bools, strings...)."""
+        if name not in self.locals or any(name in s for s in self.shadow):
+            return
+        if self._single is None:
+            self._single = _single_bindings(self._fn, self._walrus)
+        if name not in self._single:
+            return
+        v = self.value(expr)
+        if v is not _NO and _plain(v):
+            self.consts[name] = v
 
     def value_obj(self, node):
         """Like value(), for the base of an attribute: any interpreter object."""
@@ -723,6 +774,9 @@ class _Flow:
             self.read(s.value)
             for t in s.targets:
                 self.bind(t.target)
+            if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) and self.certain \
+                    and not self.cond:
+                self._constant(s.targets[0].target.value, s.value)
         elif isinstance(s, cst.AnnAssign):
             if s.value is not None:
                 self.read(s.value)
