@@ -181,7 +181,10 @@ UNBOUND_NAME = rule("TS962", "unbound-name", """
     style entry points, the `__main__` block, and the `@cute.jit` / `@cute.kernel`
     functions they reach), reports the first read of a name that is bound nowhere (a
     deleted assignment, a typo) or read before its assignment, once the run reaches it;
-    in the module body, a read of a name the module binds nowhere; in a work method that
+    in the module body, a read of a name the module binds nowhere, also in the annotations
+    Python evaluates at import (class-level variables, parameters and returns of functions
+    defined at module or class level; not with `from __future__ import annotations`); in a
+    work method that
     a schedule of a kernel calls (the kernel compiles it) and the helper methods it
     certainly calls, a read that certainly fails, or a read of a name bound nowhere in a
     branch. In JIT code, a read in either branch of a run-time `if` (the DSL traces

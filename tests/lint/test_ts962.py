@@ -2,6 +2,8 @@
 @schedule bodies, which have TS136), reported where the run reaches it."""
 import textwrap
 
+import pytest
+
 from ts_lint.api import lint_source
 
 KERNEL = '''
@@ -196,3 +198,65 @@ def test_a_work_method_loop_whose_count_is_a_local_constant():
                                    "NameError when the kernel is compiled")]
     never = bad.replace("TILE = 128", "TILE = 16")
     assert [d for d in lint_source(never, "p.py") if d.code == "TS962"] == []
+
+
+_ANNOTATED = '''\
+from dataclasses import dataclass, field
+import cutlass
+from ts_runtime.resources import MemoryResource, StageInfo, TaskLocalVariable
+
+
+@dataclass(kw_only=True)
+class Res(MemoryResource):
+    coord: cutlass.Constexpr[TaskLocalVariable] = field(init=False, default=None)
+
+    def load(self, stage_info: StageInfo) -> cutlass.Int32:
+        return stage_info.loop_offset
+
+
+def helper(res: Res, n: "NotYetDefined" = 0) -> tuple[int, int]:
+    def inner(x: AlsoUnbound):          # evaluated only when helper runs: not judged
+        return x
+    return (n, n)
+'''
+
+
+@pytest.mark.parametrize("old,new,name", [
+    ("coord: cutlass.Constexpr", "coord: cutlas.Constexpr", "cutlas"),
+    ("stage_info: StageInfo)", "stage_info: StageInf)", "StageInf"),
+    (") -> tuple[int, int]:", ") -> tuple[int, intt]:", "intt"),
+])
+def test_an_annotation_evaluated_at_import_that_reads_an_unbound_name(old, new, name):
+    # class-level variable annotations and the parameter / return annotations of functions
+    # defined at module or class level are evaluated when the module is imported
+    assert _ANNOTATED.count(old) == 1
+    src = _ANNOTATED.replace(old, new)
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if new in t)
+    got = [(d.code, d.range.line, d.message) for d in lint_source(src, "m.py") if d.severity.name == "ERROR"]
+    assert got == [("TS962", line, f"name '{name}' is not defined: Python raises NameError here, when the module "
+                                   "is imported")]
+    # with postponed evaluation, annotations are strings: nothing is evaluated
+    assert [d for d in lint_source("from __future__ import annotations\n" + src, "m.py")
+            if d.severity.name == "ERROR"] == []
+
+
+def test_annotations_that_bind_are_clean():
+    assert [d for d in lint_source(_ANNOTATED, "m.py") if d.severity.name == "ERROR"] == []
+
+
+def test_a_work_method_loop_whose_count_is_an_item_of_a_tuple_constant():
+    # `num_k_blocks = TILER[2] // INST[2]` (module tuples): the loop runs twice
+    from ts_runtime.rules._programs import copy_program
+    src = copy_program()
+    body = "        return stage_info.loop_offset\n"
+    loop = ("        num_k_blocks = TILER[2] // INST[2]\n        acc = 0\n"
+            "        for k in range(num_k_blocks):\n            acc = acc + inc_bytes\n"
+            "        return stage_info.loop_offset + acc\n")
+    bad = src.replace(body, loop, 1) + "\nTILER = (128, 256, 64)\nINST = (128, 256, 32)\n"
+    line = bad.splitlines().index("            acc = acc + inc_bytes") + 1
+    got = [(d.code, d.range.line) for d in lint_source(bad, "p.py") if d.code == "TS962"]
+    assert got == [("TS962", line)]
+    # an index out of range, or a base that is not a known tuple, gives no count
+    for tail in ("\nTILER = (128, 256)\nINST = (128, 256, 32)\n",
+                 "\nimport random\nTILER = (128, 256, random.randint(0, 64))\nINST = (128, 256, 32)\n"):
+        assert [d for d in lint_source(src.replace(body, loop, 1) + tail, "p.py") if d.code == "TS962"] == []

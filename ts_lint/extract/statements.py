@@ -7,7 +7,7 @@ import operator
 import libcst as cst
 
 from .expressions import binop, truth
-from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise
+from .frames import _Break, _Continue, _LoopUnknown, _Return, UserRaise, param_list
 from .values import (
     BlockCM, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, GeneratorCMVal, InstanceVal, is_concrete,
     NamespaceVal, PartialVal, QualRef, RUNTIME, Scope, TaskManagerVal, TracedUnbound, UNKNOWN,
@@ -58,9 +58,35 @@ class StatementsMixin:
     def _x_annassign(self, node: cst.AnnAssign, scope):
         if scope.kind == "class":
             self.class_annotations(scope).append((node.target, node.annotation.annotation, node))
+        self._import_time_annotation(node.annotation, scope)
         if node.value is not None:
             v = self.eval(node.value, scope)
             self.bind_target(node.target, v, scope, value_node=node.value)
+
+    def _import_time_annotation(self, ann, scope) -> None:
+        """Evaluates an annotation that Python evaluates while the module is imported (of
+        a module- or class-level variable, or a parameter / return of a function defined
+        there), so that a name bound nowhere in it is the NameError it is (TS962), as
+        `_e_name` judges the module body's reads. Not with `from __future__ import
+        annotations` (annotations are then strings), nor for a string annotation."""
+        if ann is None or scope.kind not in ("module", "class") or self.frames or not self.ctx.importing \
+                or not self._annotations_evaluated():
+            return
+        self.eval(ann.annotation, scope)
+
+    def _annotations_evaluated(self) -> bool:
+        got = self.__dict__.get("_eager_annotations")
+        if got is None:
+            got = True
+            for st in self.module_node.body:
+                for small in getattr(st, "body", ()) if isinstance(st, cst.SimpleStatementLine) else ():
+                    if isinstance(small, cst.ImportFrom) and isinstance(small.module, cst.Name) and \
+                            small.module.value == "__future__" and not isinstance(small.names, cst.ImportStar) \
+                            and any(isinstance(a.name, cst.Name) and a.name.value == "annotations"
+                                    for a in small.names):
+                        got = False
+            self.__dict__["_eager_annotations"] = got
+        return got
 
     def class_annotations(self, scope) -> list:
         return scope.vars.setdefault("__ts_annotations__", [])
@@ -327,6 +353,9 @@ class StatementsMixin:
                        owner=scope.vars.get("__ts_class__") if scope.kind == "class" else None,
                        defaults=self._defaults(node.params, scope),
                        first_decorator=node.decorators[0] if node.decorators else None)
+        for p, _kind in param_list(node.params):
+            self._import_time_annotation(p.annotation, scope)
+        self._import_time_annotation(node.returns, scope)
         value = apply_decorators(self, func, node.decorators, scope)
         self.assign_name(name, value, scope)
 

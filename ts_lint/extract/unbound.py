@@ -433,6 +433,17 @@ class _Flow:
             else:
                 return _NO
             return v if v is not _NO and _plain(v) else _NO
+        if isinstance(node, cst.Subscript):
+            # `mma_tiler_mnk[2]` of a known tuple / list constant
+            base = self.value(node.value)
+            if not isinstance(base, (tuple, list)) or len(node.slice) != 1 or \
+                    not isinstance(node.slice[0].slice, cst.Index):
+                return _NO
+            i = self.value(node.slice[0].slice.value)
+            if type(i) is not int or not -len(base) <= i < len(base):
+                return _NO
+            v = base[i]
+            return v if _plain(v) else _NO
         if isinstance(node, cst.UnaryOperation):
             v = self.value(node.expression)
             if v is _NO:
