@@ -312,3 +312,15 @@ def test_the_reference_rejects_each_defect_and_accepts_each_control():
         assert v.exc_type == exc and msg in v.message, (name, v.exc_type, v.message)
     for (name, _src), v in zip(good, verdicts[len(bad):]):
         assert v.accepted, (name, v.exc_type, v.message)
+
+
+def test_a_misspelt_keyword_of_dataclasses_field_is_a_type_error_at_import():
+    from ts_lint.api import lint_source
+    # a resource class's `field(...)`: Python binds it when the class body runs (import)
+    src = ("from dataclasses import dataclass, field\nfrom ts_runtime.resources import MemoryResource\n\n\n"
+           "@dataclass(kw_only=True)\nclass Res(MemoryResource):\n"
+           "    ok: object = field(init=False, default=None)\n"
+           "    bad: object = field(iit=False, default=None)\n")
+    got = [(d.code, d.range.line, d.message) for d in lint_source(src, "m.py") if d.severity.name == "ERROR"]
+    assert got == [("TS907", 8, "field(...): got an unexpected keyword argument 'iit' (Python raises TypeError "
+                                "here)")]

@@ -260,3 +260,4 @@ def test_a_work_method_loop_whose_count_is_an_item_of_a_tuple_constant():
     for tail in ("\nTILER = (128, 256)\nINST = (128, 256, 32)\n",
                  "\nimport random\nTILER = (128, 256, random.randint(0, 64))\nINST = (128, 256, 32)\n"):
         assert [d for d in lint_source(src.replace(body, loop, 1) + tail, "p.py") if d.code == "TS962"] == []
+

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import libcst as cst
+
 from .pybuiltins import _concrete_call, _property, _seq_builtin
 from .values import (
     UNKNOWN, ArgParserVal, BoundMethod, BuiltinFunc, ClassVal, FieldVal, FuncVal, NamespaceVal,
@@ -104,6 +106,17 @@ def _argparse_method(parser: ArgParserVal, name):
 
 
 def _dc_field(it, args, kwargs, call):
+    """`dataclasses.field(...)`: its keywords bound to Python's own signature first, as a
+    misspelt one (`field(iit=False)` in a resource class) is a TypeError at import (TS907,
+    with Python's message); not judged for a call with `*` / `**` unpacking."""
+    import dataclasses
+    import inspect
+    if isinstance(call, cst.Call) and not any(a.star for a in call.args):
+        try:
+            inspect.signature(dataclasses.field).bind(*args, **kwargs)
+        except TypeError as exc:
+            from ts_runtime.api_calls import message
+            it.certain_error(call, "TS907", message("field(...)", str(exc)))
     f = FieldVal()
     if "default" in kwargs:
         f.default, f.has_default = kwargs["default"], True
