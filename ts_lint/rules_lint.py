@@ -178,8 +178,9 @@ UNBOUND_NAME = rule("TS962", "unbound-name", """
 
     ## What it does
     In the functions ts-lint runs as the program would (what the import calls, `build()`
-    style entry points, the `__main__` block, and the `@cute.jit` / `@cute.kernel`
-    functions they reach), reports the first read of a name that is bound nowhere (a
+    style entry points, the `__main__` block, the `@cute.jit` / `@cute.kernel`
+    functions they reach, and the methods of resource classes they run, such as the
+    `get_smem_requirements()` an allocator calls), reports the first read of a name that is bound nowhere (a
     deleted assignment, a typo) or read before its assignment, once the run reaches it;
     in the module body, a read of a name the module binds nowhere, also in the annotations
     Python evaluates at import (class-level variables, parameters and returns of functions

@@ -324,3 +324,19 @@ def test_a_misspelt_keyword_of_dataclasses_field_is_a_type_error_at_import():
     got = [(d.code, d.range.line, d.message) for d in lint_source(src, "m.py") if d.severity.name == "ERROR"]
     assert got == [("TS907", 8, "field(...): got an unexpected keyword argument 'iit' (Python raises TypeError "
                                 "here)")]
+
+
+def test_a_keyword_a_resource_init_forwards_to_its_base_is_bound_there():
+    # OutGmem's own `__init__(self, dst, **kwargs)` passes `namee=` on through
+    # `super().__init__(**kwargs)`: Python raises the base's TypeError; ts-lint reports it
+    # at the construction, where the keyword is written
+    src = _program(CUSTOM, 'OutGmem(name="out", dst=None)', 'OutGmem(namee="out", dst=None)')
+    found = [(d.code, d.range.line, d.message) for d in _lint(src) if d.severity is Severity.ERROR]
+    assert found == [("TS907", _line(src, 'OutGmem(namee="out"'),
+                      "OutGmem(...), through super().__init__ to MemoryResource.__init__(): got an unexpected "
+                      "keyword argument 'namee' (Python raises TypeError here)")]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'namee'"):
+        run_source(src)
+    # a keyword the base has is fine
+    assert _errors(_lint(_program(CUSTOM, 'OutGmem(name="out", dst=None)',
+                                  'OutGmem(name="out", dst=None, pipeline_config=None)'))) == []

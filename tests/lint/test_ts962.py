@@ -261,3 +261,16 @@ def test_a_work_method_loop_whose_count_is_an_item_of_a_tuple_constant():
                  "\nimport random\nTILER = (128, 256, random.randint(0, 64))\nINST = (128, 256, 32)\n"):
         assert [d for d in lint_source(src.replace(body, loop, 1) + tail, "p.py") if d.code == "TS962"] == []
 
+
+
+def test_a_resource_method_the_allocator_runs():
+    # get_smem_requirements() runs when the allocator takes the resource: a misspelt name
+    # there is a NameError while the kernel is built
+    from ts_lint.rules_lint import _VALID
+    body = "    def get_smem_requirements(self):\n        return [self._a]\n"
+    assert body in _VALID
+    bad = _VALID.replace(body, "    def get_smem_requirements(self):\n        return [slf._a]\n", 1)
+    line = bad.splitlines().index("        return [slf._a]") + 1
+    got = [(d.code, d.range.line, d.message) for d in lint_source(bad, "p.py") if d.severity.name == "ERROR"]
+    assert got == [("TS962", line, "name 'slf' is not defined in 'get_smem_requirements': Python raises "
+                                   "NameError here")]

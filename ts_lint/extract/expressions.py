@@ -640,7 +640,7 @@ class ExpressionsMixin:
             if name == "__init__":
                 init = self.init_of(k)
                 if init is not None:
-                    return BuiltinFunc("__init__", lambda it, a, kw, c, k=k: self.run_init(k, inst, a, kw, c),
+                    return BuiltinFunc("__init__", lambda it, a, kw, c, k=k: self._super_init(k, inst, a, kw, c),
                                        qualname=f"{k.qualname}.__init__")
                 continue
             if name == "__new__":
@@ -653,6 +653,20 @@ class ExpressionsMixin:
                 return self._bind(k.namespace[name], inst, inst.cls if isinstance(inst, InstanceVal) else inst,
                                   node)
         return UNKNOWN
+
+    def _super_init(self, k, inst, args, kwargs, call):
+        """`super().__init__(...)` in a resource class's own `__init__`, reaching a ts base
+        class (MemoryResource): its arguments are bound to the base's signature first, as
+        the keywords a construction passes through `**kwargs` land there (`Res(namee=...)`
+        is `MemoryResource.__init__() got an unexpected keyword argument 'namee'`): TS907
+        at the construction, where the keyword is written. Not judged when the construction
+        itself unpacks `*` / `**` (bind_api)."""
+        from .values import ResourceObj
+        if k.builtin is not None and k.live is not None and isinstance(inst, ResourceObj) and \
+                isinstance(inst.node, cst.Call) and isinstance(call, cst.Call):
+            self.ts.bind_api(k.live.__init__, f"{inst.cls.name}(...), through super().__init__ to "
+                             f"{k.name}.__init__()", args, kwargs, inst.node, method=True)
+        return self.run_init(k, inst, args, kwargs, call)
 
     # ------------------------------------------------------------------ calls
     def _e_call(self, node: cst.Call, scope):

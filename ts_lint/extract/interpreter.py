@@ -72,6 +72,9 @@ def _ts_class(cls) -> bool:
     return isinstance(cls, ClassVal) and (cls.is_sub("MemoryResource") or cls.is_sub("Task"))
 
 
+# the setup methods of a TS class: TS137 judges their reads (unbound_in_setup)
+_SETUP = frozenset({"__init__", "__post_init__"})
+
 class Interpreter(ExpressionsMixin, StatementsMixin):
     def __init__(self, ctx: Context, module: cst.Module, module_name: str = "__main__"):
         from . import pybuiltins, tsapi
@@ -323,8 +326,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
     def _arm_unbound(self, func: FuncVal):
         """Marks the reads of `func` that certainly fail (unbound.failing_reads): when the
         run reaches one, `_e_name` reports TS962 there and stops, as Python raises NameError
-        there. @schedule bodies (TS136) and the methods of TS classes (TS137 for their
-        setup) have their own checks; functions run only with assumed arguments (the "rest"
+        there. @schedule bodies (TS136) and the setup methods of TS classes (`__init__` /
+        `__post_init__`: TS137) have their own checks (the other methods of a resource
+        class that the build runs, `get_smem_requirements()` for the allocator, are armed
+        here; its work methods are compiled, not run: workbody.py judges them); functions run only with assumed arguments (the "rest"
         roots) are not judged."""
         from .unbound import failing_reads
         self._unbound_armed.add(func.node)
@@ -420,7 +425,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 ctx.depth -= 1
         ctx.entered.add(func.node)
         if not self.captures and not ctx.assumed and func.node not in self._unbound_armed \
-                and not (func.owner is not None and _ts_class(func.owner)) and self._ts_code(func):
+                and (self._ts_code(func) if func.owner is None or not _ts_class(func.owner)
+                     else func.name not in _SETUP):
             self._arm_unbound(func)
         frame = Frame(func, scope, self_val)
         body = self.ctx.src.body(func.node) if self.ctx.src is not None else func.node.body
