@@ -398,6 +398,16 @@ def generate(tutorials: dict) -> list:
     return uniq
 
 
+def load_tutorials(folder) -> dict:
+    """stem -> text of the tutorial programs (TUTORIALS) found under `folder` (the first
+    of each stem)."""
+    tutorials = {}
+    for p in sorted(Path(folder).rglob("*.py")):
+        if p.stem in TUTORIALS and p.stem not in tutorials:
+            tutorials[p.stem] = p.read_text(encoding="utf-8")
+    return tutorials
+
+
 # ------------------------------------------------------------------ judging
 def lint_folder(folder: Path, jobs: int) -> dict:
     """variant stem -> ts-lint findings (one folder run)."""
@@ -441,10 +451,7 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", help="write the table to this file")
     args = ap.parse_args(argv)
     t0 = time.time()
-    tutorials = {}
-    for p in sorted(Path(args.tutorials).rglob("*.py")):
-        if p.stem in TUTORIALS and p.stem not in tutorials:
-            tutorials[p.stem] = p.read_text(encoding="utf-8")
+    tutorials = load_tutorials(args.tutorials)
     if not tutorials:
         print(f"no tutorial program of {TUTORIALS} under {args.tutorials}", file=sys.stderr)
         return 2

@@ -88,10 +88,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t0 = time.time()
     A = _agreement_module()
-    tutorials = {}
-    for p in sorted(Path(args.tutorials).rglob("*.py")):
-        if p.stem in A.TUTORIALS and p.stem not in tutorials:
-            tutorials[p.stem] = p.read_text(encoding="utf-8")
+    tutorials = A.load_tutorials(args.tutorials)
     if not tutorials:
         print(f"no tutorial program of {A.TUTORIALS} under {args.tutorials}", file=sys.stderr)
         return 2

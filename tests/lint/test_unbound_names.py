@@ -2,6 +2,8 @@
 (Python's scoping; silent wherever the failure is not certain)."""
 import textwrap
 
+import pytest
+
 from ts_runtime.rules._programs import copy_program, custom_program
 
 from ts_lint.api import lint_source
@@ -381,29 +383,25 @@ def test_match_case_captures_bind_the_schedules_names():
 
 
 # a local bound once, to a known value, gives the count of a loop after it (a work
-# method's `elems = tile // 32` before `for i in range_constexpr(elems)`)
-def test_for_body_with_a_count_from_a_local_constant():
-    src = copy_program('''
-    n_sub = TILE // 32
+# method's `elems = tile // 32` before `for i in range_constexpr(elems)`); bound twice, or
+# to zero, it gives none
+_COUNTED_LOOP = '''
+    {before}
     with domain_loop(0, 8, 1):
         v = src.get_item()
         for k in range(n_sub):
             dst.set_item(data=w)  # here
             w = src.get_item()
-    ''', extra="\nTILE = 128\n")
-    assert ts136(src) == [(*where(src, "# here", "w)"), LOCAL.format("w"))]
-
-
-def test_a_local_bound_twice_or_to_zero_gives_no_count():
-    for before in ("n_sub = TILE // 32\n    n_sub = n_sub + 4\n", "n_sub = TILE // 256\n",
-                   "n_sub = TILE // 32\n    for n_sub in range(0):\n        pass\n"):
-        src = copy_program(f'''
-    {before}
-    with domain_loop(0, 8, 1):
-        v = src.get_item()
-        for k in range(n_sub):
-            dst.set_item(data=w)
-            w = src.get_item()
         dst.set_item(data=v)
-    ''', extra="\nTILE = 128\n")
-        assert ts136(src) == [], before
+    '''
+
+
+@pytest.mark.parametrize("before,reported", [
+    ("n_sub = TILE // 32\n", True),
+    ("n_sub = TILE // 32\n    n_sub = n_sub + 4\n", False),
+    ("n_sub = TILE // 256\n", False),
+    ("n_sub = TILE // 32\n    for n_sub in range(0):\n        pass\n", False),
+])
+def test_for_body_with_a_count_from_a_local_constant(before, reported):
+    src = copy_program(_COUNTED_LOOP.format(before=before), extra="\nTILE = 128\n")
+    assert ts136(src) == ([(*where(src, "# here", "w)"), LOCAL.format("w"))] if reported else [])
