@@ -75,6 +75,7 @@ def _ts_class(cls) -> bool:
 # the setup methods of a TS class: TS137 judges their reads (unbound_in_setup)
 _SETUP = frozenset({"__init__", "__post_init__"})
 
+
 class Interpreter(ExpressionsMixin, StatementsMixin):
     def __init__(self, ctx: Context, module: cst.Module, module_name: str = "__main__"):
         from . import pybuiltins, tsapi
@@ -327,10 +328,10 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         """Marks the reads of `func` that certainly fail (unbound.failing_reads): when the
         run reaches one, `_e_name` reports TS962 there and stops, as Python raises NameError
         there. @schedule bodies (TS136) and the setup methods of TS classes (`__init__` /
-        `__post_init__`: TS137) have their own checks (the other methods of a resource
-        class that the build runs, `get_smem_requirements()` for the allocator, are armed
-        here; its work methods are compiled, not run: workbody.py judges them); functions run only with assumed arguments (the "rest"
-        roots) are not judged."""
+        `__post_init__`: TS137) have their own checks; the other methods of a resource
+        class that the build runs (`get_smem_requirements()` for the allocator) are armed
+        here (its work methods are compiled, not run: workbody.py judges them). Functions
+        run only with assumed arguments (the "rest" roots) are not judged."""
         from .unbound import failing_reads
         self._unbound_armed.add(func.node)
         # a read in a branch of an `if` ts-lint cannot decide fails too when the run reaches

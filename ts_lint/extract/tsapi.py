@@ -1056,7 +1056,6 @@ def _range_constexpr(it, args, kwargs, call):
     return _range(it, args, kwargs, call)
 
 
-
 # TS modules ts-lint may import (ts_runtime's, without cutlass) to judge a `from ... import`
 _LIGHT_MODULES = ("", ".resources", ".task", ".task_manager", ".memory", ".pipeline_group", ".enums",
                   ".schedule_builder", ".pipeline", ".diagnostics")

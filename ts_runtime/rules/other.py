@@ -124,8 +124,9 @@ rule("TS907", "api-call-mismatch", """
     model. ts-lint also binds `dataclasses.field(...)` (a resource class's fields) to
     Python's signature (`field(iit=False)` is a TypeError at import), the arguments a
     resource's own `__init__` passes on through `super().__init__(**kwargs)` to
-    MemoryResource's (reported at the construction: `Res(namee=...)`), and, in the work methods a schedule of the kernel calls, each `self.helper(...)` call
-    of a method of the resource class that certainly runs (`self._init()` for
+    MemoryResource's (reported at the construction: `Res(namee=...)`), and, in the work
+    methods a schedule of the kernel calls, each `self.helper(...)` call of a method of
+    the resource class that certainly runs (`self._init()` for
     `def _init(self, stage_info)`): the kernel raises that TypeError when it is traced
     (the runtime gets it as a plain exception then); and a work method called on a
     resource object itself instead of a schedule proxy (in an `@schedule` body, on a
