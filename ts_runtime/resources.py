@@ -529,12 +529,40 @@ def _checked_init(init):
             if err is None:
                 raise
             raise err from exc
+        except TypeError as exc:
+            _forwarded_keyword(self, init, exc)
+            raise
         if "producer_vars" not in self.__dict__:
             own = self.__dict__
             self._ts_lost_init = tuple(k for k in kwargs if k in BASE_FIELDS and k not in own)
             own.setdefault("consumer_vars", {})
             own.setdefault("producer_vars", {})
     return __init__
+
+
+def _forwarded_keyword(obj, init, exc: TypeError) -> None:
+    """TS907 when the user's `__init__` passed a keyword on through
+    `super().__init__(**kwargs)` that the ts base class it reaches does not take
+    (`Res(namee=...)`: `MemoryResource.__init__() got an unexpected keyword argument
+    'namee'`), raised at the construction, where the keyword is written (ts-lint:
+    `ExpressionsMixin._super_init`, the same text). Returns (the caller re-raises) for any
+    other TypeError."""
+    import re
+    m = re.match(r"(\w+)\.__init__\(\) (got an unexpected keyword argument '\w+')$", str(exc))
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if m is None or tb is None or tb.tb_frame.f_code is not init.__code__:
+        return                      # not raised by a call in the user's own __init__ body
+    base = next((k for k in type(obj).__mro__ if k.__name__ == m.group(1)
+                 and k.__module__.startswith("ts_runtime")), None)
+    if base is None:
+        return
+    from .api_calls import message
+    from .diagnostics import raise_finding
+    from .source import construction_range
+    raise_finding("TS907", TypeError, message(f"{type(obj).__name__}(...), through super().__init__ to "
+                                              f"{base.__name__}.__init__()", m.group(2)), construction_range(obj))
 
 
 def _checked_post_init(post):

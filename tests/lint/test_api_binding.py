@@ -88,6 +88,10 @@ DEFECTS = [
     ("resource_context_kw", CUSTOM, *_after_resources(
         "from ts_runtime.memory import ResourceContext; c = ResourceContext(smem=None)"), "TS907",
      "TypeError", "ResourceContext.__init__() got an unexpected keyword argument 'smem'"),
+    # a keyword OutGmem's own `__init__(self, dst, **kwargs)` passes on through
+    # `super().__init__(**kwargs)`: the base's TypeError, at the construction
+    ("forwarded_kw", CUSTOM, 'OutGmem(name="out", dst=None)', 'OutGmem(namee="out", dst=None)', "TS907",
+     "TypeError", "MemoryResource.__init__() got an unexpected keyword argument 'namee'"),
     ("tmem_allocation_kw", CUSTOM, *_after_resources(
         "from ts_runtime.memory import TmemAllocation; a = TmemAllocation('t', 32, alignment=32)"), "TS907",
      "TypeError", "TmemAllocation.__init__() got an unexpected keyword argument 'alignment'"),
@@ -157,6 +161,7 @@ DEFECTS.append(("partial_schedule", _PARTIAL, "schedule=pad(inp)),", "schedule=p
 CONTROLS = [
     ("base", BASE, None, None),
     ("own_init", CUSTOM, None, None),
+    ("forwarded_base_kw", CUSTOM, 'OutGmem(name="out", dst=None)', 'OutGmem(name="out", dst=None, is_barrier=False)'),
     # the reference's parameter name of consumer_work is `method`
     ("consumer_work_method_kw", BASE, "    @consumer_work(returns=val)\n    def read_smem(self, stage_info):",
      "    def read_smem(self, stage_info):\n        return 0\n    read_smem = consumer_work(method=read_smem, "
@@ -325,18 +330,3 @@ def test_a_misspelt_keyword_of_dataclasses_field_is_a_type_error_at_import():
     assert got == [("TS907", 8, "field(...): got an unexpected keyword argument 'iit' (Python raises TypeError "
                                 "here)")]
 
-
-def test_a_keyword_a_resource_init_forwards_to_its_base_is_bound_there():
-    # OutGmem's own `__init__(self, dst, **kwargs)` passes `namee=` on through
-    # `super().__init__(**kwargs)`: Python raises the base's TypeError; ts-lint reports it
-    # at the construction, where the keyword is written
-    src = _program(CUSTOM, 'OutGmem(name="out", dst=None)', 'OutGmem(namee="out", dst=None)')
-    found = [(d.code, d.range.line, d.message) for d in _lint(src) if d.severity is Severity.ERROR]
-    assert found == [("TS907", _line(src, 'OutGmem(namee="out"'),
-                      "OutGmem(...), through super().__init__ to MemoryResource.__init__(): got an unexpected "
-                      "keyword argument 'namee' (Python raises TypeError here)")]
-    with pytest.raises(TypeError, match="unexpected keyword argument 'namee'"):
-        run_source(src)
-    # a keyword the base has is fine
-    assert _errors(_lint(_program(CUSTOM, 'OutGmem(name="out", dst=None)',
-                                  'OutGmem(name="out", dst=None, pipeline_config=None)'))) == []
