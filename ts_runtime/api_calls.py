@@ -17,7 +17,7 @@ import functools
 import inspect
 from typing import Optional
 
-__all__ = ["signature", "bind_error", "message", "direct_work_message", "resource_attribute_message", "check_call", "checked_factory", "checked_api",
+__all__ = ["signature", "bind_error", "message", "forwarded_what", "direct_work_message", "resource_attribute_message", "check_call", "checked_factory", "checked_api",
            "checked_init", "checked_method", "schedule_call_error", "positional_names", "CheckedCall"]
 
 
@@ -38,6 +38,14 @@ def bind_error(fn, args, kwargs) -> Optional[str]:
 
 def message(what: str, error: str) -> str:
     return f"{what}: {error} (Python raises TypeError here)"
+
+
+def forwarded_what(cls_name: str, base_name: str) -> str:
+    """What TS907 names for a keyword that a resource's own `__init__` passes on through
+    `super().__init__(**kwargs)` to a ts base class that does not take it (the runtime's
+    `resources._forwarded_keyword` and ts-lint's `ExpressionsMixin._super_init`; the text
+    is then `message(what, error)`)."""
+    return f"{cls_name}(...), through super().__init__ to {base_name}.__init__()"
 
 
 def _resource_where(label, captured: bool) -> str:

@@ -558,11 +558,11 @@ def _forwarded_keyword(obj, init, exc: TypeError) -> None:
                  and k.__module__.startswith("ts_runtime")), None)
     if base is None:
         return
-    from .api_calls import message
+    from .api_calls import forwarded_what, message
     from .diagnostics import raise_finding
     from .source import construction_range
-    raise_finding("TS907", TypeError, message(f"{type(obj).__name__}(...), through super().__init__ to "
-                                              f"{base.__name__}.__init__()", m.group(2)), construction_range(obj))
+    raise_finding("TS907", TypeError, message(forwarded_what(type(obj).__name__, base.__name__), m.group(2)),
+                  construction_range(obj))
 
 
 def _checked_post_init(post):

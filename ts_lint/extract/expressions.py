@@ -664,8 +664,9 @@ class ExpressionsMixin:
         from .values import ResourceObj
         if k.builtin is not None and k.live is not None and isinstance(inst, ResourceObj) and \
                 isinstance(inst.node, cst.Call) and isinstance(call, cst.Call):
-            self.ts.bind_api(k.live.__init__, f"{inst.cls.name}(...), through super().__init__ to "
-                             f"{k.name}.__init__()", args, kwargs, inst.node, method=True)
+            from ts_runtime.api_calls import forwarded_what
+            self.ts.bind_api(k.live.__init__, forwarded_what(inst.cls.name, k.name), args, kwargs, inst.node,
+                             method=True)
         return self.run_init(k, inst, args, kwargs, call)
 
     # ------------------------------------------------------------------ calls
