@@ -681,6 +681,35 @@ UNKNOWN_TS_IMPORT = rule("TS971", "unknown-ts-import", """
     """, phase="frontend", severity=Severity.ERROR, exc="ImportError", valid=[_VALID, _GUARDED_IMPORT],
     invalid=[_MISSPELT_IMPORT, _WRONG_MODULE_IMPORT])
 
+# the kernel's host function passed to cute.compile without @cute.jit
+_COMPILE_NO_JIT = _DSL_KERNEL.replace("@cute.jit\ndef launch(out: cute.Tensor, stream):\n",
+                                      "def launch(out: cute.Tensor, stream):\n", 1).replace(
+    "return cute.compile(launch,", "return cute.compile(launch,  # expect: TS972\n                        ", 1)
+assert _COMPILE_NO_JIT.count("# expect: TS972") == 1 and "@cute.jit\ndef launch" not in _COMPILE_NO_JIT
+
+COMPILE_WITHOUT_JIT = rule("TS972", "compile-without-jit", """
+    A function passed to `cute.compile(...)` that is not a `@cute.jit` function.
+
+    ## What it does
+    Reports `cute.compile(f, ...)` (any front end: `cute.compile[...]` too) that building
+    the kernel certainly runs, where `f` is a function defined without any decorator.
+    A function with some other decorator is not judged: ts-lint does not know what that
+    decorator returns. With the range of the def as a related location.
+    ## Why is this bad?
+    The CuTe DSL compiles only a `@cute.jit` function: `cute.compile` raises
+    `DSLUserCodeError: error[CALL_MISSING_JIT_DECORATOR]: Function must be decorated with
+    @cute.jit before passing it to cute.compile()` before it traces anything, so no kernel
+    (and no TS schedule) is built. Typically the decorator of the host launch function
+    was deleted.
+    ## Example
+    `def launch(out, stream): copy_kernel(out).launch(...)` compiled with
+    `cute.compile(launch, ...)`.
+    ## Use instead
+    Decorate the function with `@cute.jit` (the unsafe fix adds it).
+    """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError", valid=[_DSL_KERNEL],
+    invalid=[_COMPILE_NO_JIT])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",
-           "BARRIER_COUNT", "FOLDED_PREDICATE", "UNKNOWN_TS_IMPORT"]
+           "BARRIER_COUNT", "FOLDED_PREDICATE", "UNKNOWN_TS_IMPORT",
+           "COMPILE_WITHOUT_JIT"]

@@ -182,6 +182,7 @@ def test_unified_diff_paths():
     ("_PLAIN_IF", "if cutlass.const_expr(UNROLL > 1):"),
     ("_PLAIN_RANGE", "for _ in cutlass.range_constexpr(1):"),
     ("_MISSPELT_IMPORT", "from ts_runtime.resources import MemoryResource, PipelineConfig, TaskLocalVariable  #"),
+    ("_COMPILE_NO_JIT", "@cute.jit\ndef launch(out: cute.Tensor, stream):\n"),
 ])
 def test_unsafe_fixes_of_the_python_errors_make_the_program_clean(tmp_path, capsys, name, fixed):
     # TS963 (the closest attribute name) and TS965 (compile-time if / loop): unsafe fixes

@@ -362,14 +362,14 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         TaskManager made there has its `run()` traced: its work methods are compiled)."""
         return any(getattr(f.func, "is_jit", False) for f in self.frames)
 
-    def certain_error(self, node, code: str, message: str, fix=None):
+    def certain_error(self, node, code: str, message: str, fix=None, related=None):
         """An operation the run reaches that certainly raises (TS963 AttributeError on a ts
         API class, TS964 TypeError of an operator): reported there, then the run stops, as
         Python's exception would stop it. Not reported under a `try` with a handler, or in a
         function run with assumed arguments (its values may not be the real ones)."""
         if self.ctx.assumed or self._try_depth:
             raise UserRaise(node)
-        self.ctx.report(code, message, self.rng(node), fix=fix)
+        self.ctx.report(code, message, self.rng(node), fix=fix, related=related or ())
         raise UserRaise(node, reported=True)
 
     def type_error(self, node, message: str):

@@ -332,6 +332,9 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             fn = args[0]
             if isinstance(fn, InstanceVal):
                 fn = it.getattr(fn, "__call__", call)
+            if isinstance(fn, FuncVal) and not fn.is_jit and isinstance(fn.node, cst.FunctionDef) \
+                    and not fn.node.decorators and isinstance(call, cst.Call) and call.args:
+                _compile_without_jit(it, fn, call)
             if fn is not UNKNOWN:
                 # the compiled entry receives its plain Python arguments as dynamic values
                 it.jit_boundary = fn
@@ -1032,6 +1035,34 @@ def _barrier_count_check(qualname: str):
             it.certain_error(rng, "TS969", barrier_count_problem(qualname, n))
         return RUNTIME
     return check
+
+
+def _compile_without_jit(it, fn: FuncVal, call: cst.Call) -> None:
+    """TS972: `cute.compile(f, ...)` of a function defined without any decorator. The CuTe
+    DSL compiles only a @cute.jit (or @cute.kernel) function and raises DSLUserCodeError
+    CALL_MISSING_JIT_DECORATOR before tracing anything; the run stops there, as the
+    exception would stop it (`Interpreter.certain_error`'s guards apply). A function with
+    any decorator is not judged (ts-lint may not know what the decorator returns). The
+    fix adds `@cute.jit` above the def when the def is in this module and the module
+    names `cutlass.cute` `cute` there."""
+    from ts_runtime.diagnostics import Edit, Fix, Related
+    node = fn.node
+    fix = related = None
+    try:
+        at = it.rng(node)
+    except Exception:          # a def in another module: no range here
+        at = None
+    if at is not None:
+        related = [Related(it.rng(node.name), f"'{fn.name}' is defined here, without @cute.jit")]
+        if getattr(it.lookup("cute", fn.closure), "qualname", None) == "cutlass.cute":
+            start = type(at)(at.path, at.line, 0, at.line, 0)
+            indent = " " * at.column
+            fix = Fix("Decorate the function with @cute.jit", (Edit(start, f"{indent}@cute.jit\n"),), "unsafe")
+    it.certain_error(call.args[0].value, "TS972",
+                     f"'{fn.name}' is passed to cute.compile() but is not a @cute.jit function: the CuTe DSL "
+                     "raises DSLUserCodeError (CALL_MISSING_JIT_DECORATOR: Function must be decorated with "
+                     "@cute.jit before passing it to cute.compile()); decorate it with @cute.jit",
+                     fix=fix, related=related)
 
 
 def _range_constexpr(it, args, kwargs, call):
