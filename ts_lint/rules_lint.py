@@ -5,7 +5,8 @@ TS960 (unused noqa) is found in ts_lint/suppress.py, TS961 (the import raises) i
 TS968 (a raise the build reaches) in `StatementsMixin._build_raises`, TS971 (an import
 of a TS name or module that does not exist) in `StatementsMixin._ts_import_check`, TS963 (an attribute a
 ts API class lacks) in `tsapi.missing_api_attribute`, TS967
-(range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS969 (a barrier
+(range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS972 (`cute.compile` of
+a function without @cute.jit) in `tsapi._compile_without_jit`, TS969 (a barrier
 count PTX rejects) in `tsapi._barrier_count_check`, TS964 (arithmetic
 on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
 number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
