@@ -6,7 +6,9 @@ TS968 (a raise the build reaches) in `StatementsMixin._build_raises`, TS971 (an 
 of a TS name or module that does not exist) in `StatementsMixin._ts_import_check`, TS963 (an attribute a
 ts API class lacks) in `tsapi.missing_api_attribute`, TS967
 (range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS972 (`cute.compile` of
-a function without @cute.jit) in `tsapi._compile_without_jit`, TS969 (a barrier
+a function without @cute.jit) in `tsapi._compile_without_jit`, TS973 (a run-time value as a
+Python bool outside JIT code) in `workbody.runtime_truths` (work methods) and
+`StatementsMixin._runtime_truth` (interpreted helpers), TS969 (a barrier
 count PTX rejects) in `tsapi._barrier_count_check`, TS964 (arithmetic
 on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
 number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
@@ -710,7 +712,68 @@ COMPILE_WITHOUT_JIT = rule("TS972", "compile-without-jit", """
     """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError", valid=[_DSL_KERNEL],
     invalid=[_COMPILE_NO_JIT])
 
+# a work method without @cute.jit whose `if` tests a run-time value: the loop offset of a
+# call in the domain loop, or the thread index
+_PUT_JIT = """    @producer_work
+    @cute.jit
+    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
+        self.out[stage_info.loop_offset] = v
+"""
+assert _PUT_JIT in _DSL_KERNEL
+_PLAIN_PUT_LOOP_TEST = _DSL_KERNEL.replace(_PUT_JIT, """    @producer_work
+    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
+        if stage_info.loop_offset < 48:  # expect: TS973
+            self.out[stage_info.loop_offset] = v
+""", 1)
+_PLAIN_PUT_THREAD_TEST = _DSL_KERNEL.replace(_PUT_JIT, """    @producer_work
+    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:
+        tx, _, _ = cute.arch.thread_idx()
+        row = tx + stage_info.loop_offset
+        if row < 48:  # expect: TS973
+            self.out[row] = v
+""", 1)
+# the same test with @cute.jit, and without it where the DSL need not take its truth
+_JIT_PUT_LOOP_TEST = _PLAIN_PUT_LOOP_TEST.replace("  # expect: TS973", "").replace(
+    "    @producer_work\n    def put(", "    @producer_work\n    @cute.jit\n    def put(", 1)
+_PLAIN_PUT_CONST_TEST = _PLAIN_PUT_LOOP_TEST.replace("        if stage_info.loop_offset < 48:  # expect: TS973\n",
+                                                     "        if cutlass.const_expr(UNROLL > 1):\n", 1)
+assert _PLAIN_PUT_CONST_TEST != _PLAIN_PUT_LOOP_TEST and _JIT_PUT_LOOP_TEST != _PLAIN_PUT_LOOP_TEST
+
+RUNTIME_VALUE_AS_BOOL = rule("TS973", "runtime-value-as-python-bool", """
+    A condition on a DSL run-time value in a work method that is not a `@cute.jit`
+    function.
+
+    ## What it does
+    In a work method a kernel's schedules call (or a helper method it certainly calls)
+    that is neither `@cute.jit` nor defined inside a `@cute.jit` / `@cute.kernel`
+    function, reports the first `if` / `while` / `assert` test, `x if c else y` test,
+    operand of `not` or left operand of `and` / `or` that the body certainly reaches and
+    that is certainly a run-time value when the kernel is traced: the thread, block or
+    warp index (`cute.arch.thread_idx()`, `block_idx()`, `warp_idx()`, `lane_idx()`,
+    `block_idx_in_cluster()`), `elect_sync()`, `stage_info.loop_offset` in a method a
+    schedule calls inside its domain loop (in the head or tail it is a Python int), the
+    locals bound to them, and arithmetic, comparisons and DSL number casts of such
+    values. Other values (a resource attribute, a routed work input, `cutlass.Int32(0)`)
+    may be compile-time constants and are not judged. Judged in a kernel being compiled
+    (the TaskManager is made inside a `@cute.kernel`).
+    ## Why is this bad?
+    The CuTe DSL rewrites the control flow of `@cute.jit` functions only; a plain method
+    is run as Python while the kernel is traced, and Python's `if` asks for the truth of
+    the value, which a run-time value does not have: compiling the kernel fails with
+    `DSLUserCodeError: error[PHASE_DYNAMIC_TO_STATIC_BOOL]: Cannot use a Runtime value
+    (Staged value) value where a Python value (Meta value) boolean is required`.
+    Typically the `@cute.jit` under the work decorator was deleted.
+    ## Example
+    `@producer_work def put(self, stage_info, v): if stage_info.loop_offset < 48: ...`
+    called in a domain loop.
+    ## Use instead
+    Decorate the method with `@cute.jit` under its work decorator (the unsafe fix adds
+    it), or make the condition a compile-time one with `cutlass.const_expr(...)`.
+    """, phase="frontend", severity=Severity.ERROR, exc="DSLUserCodeError",
+    valid=[_DSL_KERNEL, _JIT_PUT_LOOP_TEST, _PLAIN_PUT_CONST_TEST],
+    invalid=[_PLAIN_PUT_LOOP_TEST, _PLAIN_PUT_THREAD_TEST])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",
            "BARRIER_COUNT", "FOLDED_PREDICATE", "UNKNOWN_TS_IMPORT",
-           "COMPILE_WITHOUT_JIT"]
+           "COMPILE_WITHOUT_JIT", "RUNTIME_VALUE_AS_BOOL"]

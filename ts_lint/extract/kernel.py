@@ -327,6 +327,7 @@ class KernelMixin:
         ctx.kernels.append(kernel)
         ctx.kernel_roots.append(f"{ctx.root_name} ({ctx.config_label})" if ctx.config_label else ctx.root_name)
         self._work_method_reads(kernel, objects)
+        self._runtime_truths(kernel, objects)
         self._folded_predicates(kernel, objects)
         if ctx.import_errors:
             reasons.insert(0, "the module has errors that stop it at import")
@@ -382,6 +383,36 @@ class KernelMixin:
                         msg = name_error_message(name, local, where)
                         ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
                                    ctx.range(node))
+
+    def _runtime_truths(self, kernel, objects):
+        """TS973 in work methods: the kernel's `tm.run()` traces the work calls one after
+        the other, in the TaskManager's task order, then each schedule's order (head,
+        domain-loop body, tail); a work method without @cute.jit is run as Python then,
+        and a condition in it that is certainly a DSL run-time value raises
+        PHASE_DYNAMIC_TO_STATIC_BOOL (workbody.runtime_truths). Followed in that order per
+        resource object, from the attributes that hold a run-time value when the
+        TaskManager is made (set in the kernel, from a thread index or a kernel argument),
+        so that `if self.cta_rank == 0:` is judged after the setup work call that sets it.
+        Only in a kernel being compiled; one finding per kernel, as the trace stops."""
+        if not self.it.in_jit_build():
+            return
+        from ts_runtime.model.lowered import LOOP
+        from ts_runtime.model.values import RUNTIME
+        from .workbody import runtime_truths
+        state: dict = {}
+        for t in kernel.tasks:
+            for e in (t.lowered.entries if t.lowered is not None else ()):
+                o = objects.get(e.resource)
+                if not e.label or not e.stage.is_work or o is None:
+                    continue
+                _owner, v = o.cls.lookup(e.label)
+                if not isinstance(v, WorkMethodVal):
+                    continue
+                cur = state.get(e.resource)
+                if cur is None:
+                    cur = state[e.resource] = {a for a, x in o.attrs.items() if x is RUNTIME}
+                if runtime_truths(self.it, o, v, e.label, cur, e.section == LOOP):
+                    return
 
     def _folded_predicates(self, kernel, objects):
         """TS970: FrontendNext (`cute.compile[cute.FrontendNext]`) traces the tasks'

@@ -232,7 +232,9 @@ class StatementsMixin:
         raise UserRaise(node)
 
     def _x_assert(self, node: cst.Assert, scope):
-        t = truth(self.eval(node.test, scope))
+        v = self.eval(node.test, scope)
+        self._runtime_truth(node.test, v)
+        t = truth(v)
         if t is False:
             self._build_raises(node)
             raise UserRaise(node)
@@ -369,6 +371,7 @@ class StatementsMixin:
         if self.capture is not None and self.frontend == "plain" and not _const_expr_test(node.test):
             self._dsl_traced_block(node, "if", scope)
         cond = self.eval(node.test, scope)
+        self._runtime_truth(node.test, cond)
         t = truth(cond)
         if t is True:
             self.exec_block(node.body, scope)
@@ -382,6 +385,21 @@ class StatementsMixin:
             return
         elif not self._x_if_compile_entry(node, scope):
             self.skip(node, scope, node.test, "condition")
+
+    def _runtime_truth(self, test, value) -> None:
+        """TS973: an `if` / `while` / `assert` test that is a DSL run-time value, in a
+        function the DSL does not rewrite (neither @cute.jit nor defined inside one) that
+        a kernel being compiled runs (a plain helper the @cute.kernel calls): Python takes
+        its truth, and the DSL raises PHASE_DYNAMIC_TO_STATIC_BOOL. The run stops there
+        (`certain_error`'s guards apply; not after a branch that may have returned)."""
+        if value is not RUNTIME or self.frame is None or self.capture is not None:
+            return
+        fn = self.frame.func
+        if fn is None or getattr(fn, "is_jit", False) or _rewritten_by_dsl(fn) or not self.in_jit_build() \
+                or any(f.maybe_returned for f in self.frames):
+            return
+        from .workbody import jit_fix, runtime_truth_message
+        self.certain_error(test, "TS973", runtime_truth_message(self.text(test), fn.name), fix=jit_fix(self, fn))
 
     def _x_if_compile_entry(self, node: cst.If, scope) -> bool:
         """`if hasattr(cute, "FrontendNext"): comp = cute.compile[cute.FrontendNext]` /
@@ -682,7 +700,10 @@ class StatementsMixin:
         self._loop_depth += 1
         try:
             while True:
-                t = truth(self.eval(node.test, scope))
+                v = self.eval(node.test, scope)
+                if not count:
+                    self._runtime_truth(node.test, v)
+                t = truth(v)
                 if t is None or count >= self.ctx.MAX_LOOP:
                     raise _LoopUnknown()
                 if not t:

@@ -14,6 +14,10 @@ there are certain from the text:
   thread_count=129)`), also in either branch of an `if` ts-lint cannot decide: the DSL
   traces both branches of a run-time `if` (a false `cutlass.const_expr` one it does not).
 
+* TS973: a condition Python takes the truth of that is certainly a DSL run-time value, in
+  a method without @cute.jit (`runtime_truths`, followed along the kernel's work calls
+  in trace order by kernel.py, as an attribute's value depends on the calls before).
+
 The same walk gives TS970 the attributes a work method tests alone as an `if` / `while`
 condition (`tested_attributes`) and, with `compile_time_attributes`, which of them
 hold a DSL constant when the kernel starts (kernel.py `_folded_predicates`).
@@ -48,7 +52,9 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from .unbound import _Flow, _stmt_list, _bindings, scope_bindings
+from ts_runtime.source import SourceRange
+
+from .unbound import _Flow, _stmt_list, _bindings, _target_names, scope_bindings
 
 MAX_HELPER_DEPTH = 8
 
@@ -295,6 +301,9 @@ class _Body(_Flow):
         self.me = me if me is not None and me not in rebound else None
         self.stage = {s for s in stage if s not in rebound}
         self.events: list = []
+        # TS973: locals certainly bound to a DSL run-time value, with the conditions under
+        # which it is one (`dynamic`)
+        self.dyn: dict = {}
 
     def _base(self, node) -> Optional[str]:
         if type(node) is not cst.Name:
@@ -308,12 +317,136 @@ class _Body(_Flow):
 
     def if_(self, st):
         self._test(st.test)
+        self._truth(st.test)
         return super().if_(st)
 
     def stmt(self, st):
         if type(st) is cst.While:
             self._test(st.test)
+            self._truth(st.test)
         return super().stmt(st)
+
+    def small(self, s):
+        t = type(s)
+        if t is cst.Assert:
+            self._truth(s.test)
+        out = super().small(s)
+        if t is cst.Assign and self.certain and not self.cond:
+            self._dyn_assign(s)
+        return out
+
+    def bind(self, target):
+        if self.dyn:
+            names: Set[str] = set()
+            _target_names(target, names)
+            for n in names:
+                self.dyn.pop(n, None)
+        self._self_stores(target)
+        super().bind(target)
+
+    def _self_stores(self, target) -> None:
+        """("self_set", attribute, None) for each `self.<attribute>` an assignment target
+        sets (possibly to anything: `_dyn_assign` follows it with what it certainly sets)."""
+        t = type(target)
+        if t is cst.Attribute and self._base(target.value) == "self":
+            self.events.append(("self_set", target.attr.value, None))
+        elif t in (cst.Tuple, cst.List):
+            for el in target.elements:
+                self._self_stores(el.value)
+        elif t is cst.StarredElement:
+            self._self_stores(target.value)
+
+    # -------------------------------------------------------------- TS973
+    def dynamic(self, node) -> frozenset:
+        """When `node` is certainly a DSL run-time value, as alternatives (it is one if any
+        holds; empty: not known to be one): "always"; "loop", where a domain loop traces
+        the method (`stage_info.loop_offset`, a Python int in a schedule's head or tail);
+        "attr:<name>", where `self.<name>` holds one when the method is traced (known only
+        along the kernel's work calls: `runtime_truths`). Certain sources only: the thread
+        / block / warp index functions of `cute.arch`, `elect_sync()`, the loop offset,
+        locals bound to them, and arithmetic, comparisons (not `is` / `in`), indexing and
+        DSL number casts of such values. (A DSL number made from a Python value,
+        `cutlass.Int32(0)`, is a compile-time constant, and a routed work input is one
+        when its producer made it from constants: neither is judged.)"""
+        t = type(node)
+        if t is cst.Name:
+            n = node.value
+            if any(n in sh for sh in self.shadow):
+                return _NONE
+            return self.dyn.get(n, _NONE)
+        if t is cst.Attribute:
+            base = self._base(node.value)
+            if base == "stage":
+                return _LOOP if node.attr.value == "loop_offset" else _NONE
+            if base == "self":
+                return frozenset({"attr:" + node.attr.value})
+            return _NONE
+        if t is cst.Call:
+            qual = _qualname(self, node.func)
+            if qual in _DYN_CALLS:
+                return _ALWAYS
+            if qual in _DSL_NUMBERS and len(node.args) == 1 and node.args[0].keyword is None \
+                    and not node.args[0].star:
+                return self.dynamic(node.args[0].value)
+            return _NONE
+        if t is cst.Subscript:
+            # an item of `cute.arch.thread_idx()` (a tuple of run-time values)
+            v = node.value
+            if type(v) is cst.Call and _qualname(self, v.func) in _DYN_TUPLES:
+                return _ALWAYS
+            return _NONE
+        if t is cst.BinaryOperation:
+            return self.dynamic(node.left) | self.dynamic(node.right)
+        if t is cst.UnaryOperation:
+            return _NONE if type(node.operator) is cst.Not else self.dynamic(node.expression)
+        if t is cst.Comparison:
+            if any(type(c.operator) in _IDENTITY_OPS for c in node.comparisons):
+                return _NONE
+            got = self.dynamic(node.left)
+            for c in node.comparisons:
+                got = got | self.dynamic(c.comparator)
+            return got
+        return _NONE
+
+    def _truth(self, node) -> None:
+        """("dyn_test", node, alternatives) for a condition Python takes the truth of (an
+        `if` / `while` / `assert` test, the operand of `not`, the left of `and` / `or`,
+        the test of `x if c else y`) that may be a DSL run-time value (`dynamic`), where
+        the body certainly gets there: `bool()` of a run-time value raises
+        PHASE_DYNAMIC_TO_STATIC_BOOL in a function the DSL does not rewrite."""
+        if not self.certain or self.cond:
+            return
+        while True:
+            t = type(node)
+            if t is cst.UnaryOperation and type(node.operator) is cst.Not:
+                node = node.expression
+            elif t is cst.BooleanOperation:
+                node = node.left
+            else:
+                break
+        alts = self.dynamic(node)
+        if alts:
+            self.events.append(("dyn_test", node, alts))
+
+    def _dyn_assign(self, s) -> None:
+        if len(s.targets) != 1:
+            return
+        target = s.targets[0].target
+        t = type(target)
+        if t is cst.Name:
+            alts = self.dynamic(s.value)
+            if alts:
+                self.dyn[target.value] = alts
+        elif t is cst.Attribute and self._base(target.value) == "self":
+            alts = self.dynamic(s.value)
+            if alts:
+                self.events.append(("self_set", target.attr.value, alts))
+        elif t in (cst.Tuple, cst.List) and type(s.value) is cst.Call \
+                and _qualname(self, s.value.func) in _DYN_TUPLES:
+            # `tx, _, _ = cute.arch.thread_idx()`
+            for el in target.elements:
+                if type(el.value) is cst.Name:
+                    self.dyn[el.value.value] = _ALWAYS
 
     def _test(self, node) -> None:
         """("test", attribute) for an `if` / `while` test that is `self.<attribute>` or
@@ -337,6 +470,10 @@ class _Body(_Flow):
         t = type(node)
         if t is cst.Call and self.certain:
             self._barrier(node)
+        elif t is cst.IfExp:
+            self._truth(node.test)
+        elif t is cst.BooleanOperation or (t is cst.UnaryOperation and type(node.operator) is cst.Not):
+            self._truth(node)
         if self.certain and not self.cond:
             if t is cst.Attribute:
                 kind = self._base(node.value)
@@ -388,6 +525,49 @@ class _Body(_Flow):
         msg = barrier_count_problem(qual, n)
         if msg is not None:
             self.events.append(("barrier", arg.value, msg))
+
+
+# TS973's certain sources of DSL run-time values: functions that return one (those of
+# _DYN_TUPLES return a tuple of them), and the DSL number types, which keep one dynamic
+_DYN_TUPLES = frozenset(f"cutlass.cute.arch.{n}" for n in ("thread_idx", "block_idx"))
+_DYN_CALLS = frozenset(f"cutlass.cute.arch.{n}" for n in ("warp_idx", "lane_idx", "block_idx_in_cluster")) | \
+    frozenset({"cutlass.experimental.primitives.elect_sync"})
+_DSL_NUMBERS = frozenset(f"cutlass.{n}" for n in (
+    "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
+    "Float32", "Float64", "Boolean"))
+_IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+
+
+def runtime_truth_message(text: str, fname: str, where: str = "") -> str:
+    """TS973's message (work bodies here, interpreted functions in statements.py)."""
+    text = " ".join(text.split())
+    if len(text) > 60:
+        text = text[:57] + "..."
+    where = f" ({where})" if where else ""
+    return (f"`{text}` is a DSL run-time value, and '{fname}' is not a @cute.jit function{where}: Python takes "
+            "its truth, which the CuTe DSL rejects when it traces the kernel (DSLUserCodeError "
+            "PHASE_DYNAMIC_TO_STATIC_BOOL); decorate the function with @cute.jit (the DSL then compiles the "
+            "condition as a run-time branch), or decide it at compile time with `cutlass.const_expr(...)`")
+
+
+def jit_fix(it, func):
+    """TS973's unsafe fix: `@cute.jit` on the line of the function's `def` (below any work
+    decorator, the order TS241 asks for), when the def is in the file being linted and its
+    module names `cutlass.cute` `cute`; else None."""
+    from ts_runtime.diagnostics import Edit, Fix
+    node = getattr(func, "node", None)
+    if not isinstance(node, cst.FunctionDef) or \
+            getattr(it.lookup("cute", func.closure), "qualname", None) != "cutlass.cute":
+        return None
+    try:
+        whole, name = it.rng(node), it.rng(node.name)
+    except Exception:          # a def in another module
+        return None
+    start = SourceRange(whole.path, name.line, 0, name.line, 0)
+    return Fix("Decorate the function with @cute.jit", (Edit(start, " " * whole.column + "@cute.jit\n"),), "unsafe")
+
+
+_NONE, _ALWAYS, _LOOP = frozenset(), frozenset({"always"}), frozenset({"loop"})
 
 
 def _qualname(flow, node) -> Optional[str]:
@@ -467,8 +647,10 @@ def _same_lookup(lookup, n, v) -> bool:
 class _Analysis:
     """One work method on one resource object (its class decides what `self` has)."""
 
-    def __init__(self, it, obj, where: str, seen: set, quiet: bool = False):
+    def __init__(self, it, obj, where: str, seen: set, quiet: bool = False, truth: "Optional[_Truth]" = None):
         self.it = it
+        # TS973 along the kernel's work calls (`runtime_truths`): only that is judged then
+        self.truth = truth
         self.quiet = quiet        # collect facts (`tests`), report nothing
         self.ctx = it.ctx
         self.obj = obj
@@ -505,14 +687,30 @@ class _Analysis:
         builtin_range = module_names is not None and "range" not in module_names and enclosing is not None \
             and not any("range" in set().union(*scope_bindings(e, walrus)) for e in enclosing)
         events = _events(self.it, func, fn, me, stage, walrus, builtin_range)
+        truth = self.truth
+        if truth is not None:
+            from .statements import _rewritten_by_dsl
+            plain = not func.is_jit and not _rewritten_by_dsl(func)
         self.depth += 1
         try:
             for ev in events:
+                if truth is not None:
+                    kind = ev[0]
+                    if kind == "self_set":
+                        (truth.cur.add if ev[2] is not None and truth.holds(ev[2]) else truth.cur.discard)(ev[1])
+                    elif kind == "dyn_test":
+                        if plain and truth.found is None and truth.holds(ev[2]):
+                            truth.found = (func, fn, ev[1])      # the trace stops at the first
+                    elif kind == "call":
+                        self.self_call(ev[1], ev[2])
+                    continue
                 if ev[0] == "test":
                     self.tests.add(ev[1])
                 elif ev[0] == "barrier":
                     if self.it_builds_kernel:
                         self._report("TS969", f"{ev[2]} ({self.where})", ev[1])
+                elif ev[0] in ("self_set", "dyn_test"):
+                    pass
                 elif ev[0] == "self":
                     self.self_attr(ev[1])
                 elif ev[0] == "stage":
@@ -523,7 +721,7 @@ class _Analysis:
             self.depth -= 1
 
     # -------------------------------------------------------------- findings
-    def _report(self, code: str, message: str, node, fix_names=()):
+    def _report(self, code: str, message: str, node, fix_names=(), fix=None):
         if self.quiet:
             return
         ctx = self.ctx
@@ -535,7 +733,6 @@ class _Analysis:
         if key in done:
             return
         done.add(key)
-        fix = None
         if fix_names and isinstance(node, cst.Attribute):
             from ts_runtime.diagnostics import Edit, Fix
             fix = Fix(f"Replace with `{fix_names[0]}`", (Edit(ctx.range(node.attr), fix_names[0]),), "unsafe")
@@ -764,10 +961,60 @@ def _dsl_decorator(dec) -> bool:
 
 
 # ---------------------------------------------------------------------------- entry point
+class _Truth:
+    """TS973's state along the kernel's work calls on one resource object: the attributes
+    that certainly hold a DSL run-time value (`cur`), whether the call being followed is
+    in a domain loop, and the first test found that is certainly one (func, def, node)."""
+
+    def __init__(self, cur: set, in_loop: bool):
+        self.cur = cur
+        self.in_loop = in_loop
+        self.found = None
+
+    def holds(self, alts: frozenset) -> bool:
+        """Whether a value with these alternatives (`_Body.dynamic`) is a run-time one here."""
+        for a in alts:
+            if a == "always" or (a == "loop" and self.in_loop) or (a[:5] == "attr:" and a[5:] in self.cur):
+                return True
+        return False
+
+
+def runtime_truths(it, obj, wm, label: str, cur: set, in_loop: bool):
+    """TS973 for one work call: follows the work method `wm` on the resource object `obj`
+    (and the helpers it certainly calls) with `cur`, the attributes of `obj` that
+    certainly hold a DSL run-time value when the call is traced (updated in place by the
+    attributes it sets), and reports the first condition, in a method the DSL does not
+    rewrite, that is certainly a run-time value. Returns True when it reported; never
+    raises (on a failure `cur` is cleared: nothing is known after it)."""
+    from .interpreter import param_list
+    from .values import FuncVal
+    func = getattr(wm, "func", None)
+    try:
+        if not isinstance(func, FuncVal) or not isinstance(func.node, cst.FunctionDef):
+            raise ValueError
+        positional = [p.name.value for p, kind in param_list(func.node.params)
+                      if kind in ("positional_only", "pos_or_kw")]
+        if not positional:
+            raise ValueError
+        owner = func.owner.name if getattr(func, "owner", None) is not None else obj.cls.name
+        truth = _Truth(cur, in_loop)
+        a = _Analysis(it, obj, f"work method '{owner}.{label}'", set(), truth=truth)
+        a.method(func, positional[0], set(positional[1:2]))
+    except Exception:          # the lint never fails on its own analysis (RecursionError too)
+        cur.clear()
+        return False
+    if truth.found is None:
+        return False
+    hfunc, fn, node = truth.found
+    a._report("TS973", runtime_truth_message(it.text(node), fn.name.value, a.where), node,
+              fix=jit_fix(it, hfunc))
+    return True
+
+
 def check_work_method(it, obj, wm, label: str) -> list:
-    """TS963 / TS966 / TS907 in the work method `wm` (a WorkMethodVal) the kernel's
-    schedules call on the resource `obj`, and in the helpers it calls; never raises.
-    Returns the helper methods (FuncVals) it certainly calls, followed here."""
+    """TS963 / TS966 / TS907 / TS969 in the work method `wm` (a WorkMethodVal) the
+    kernel's schedules call on the resource `obj`, and in the helpers it calls; never
+    raises. Returns the helper methods (FuncVals) it certainly calls, followed here."""
     from .interpreter import param_list
     from .values import FuncVal
     func = getattr(wm, "func", None)
