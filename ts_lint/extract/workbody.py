@@ -1,7 +1,7 @@
 """Python errors in the work methods a kernel's schedules call, found without running them.
 
 The kernel compiles (calls) every work method its schedules call, as `method(self,
-stage_info, **inputs)`, and those call the resource's own helper methods. Four errors
+stage_info, **inputs)`, and those call the resource's own helper methods. Five errors
 there are certain from the text:
 
 * TS963: `stage_info.<name>` where `StageInfo` (a frozen dataclass of the TS API) has no
