@@ -467,9 +467,10 @@ RANGE_CONSTEXPR_OUTSIDE_JIT = rule("TS967", "range-constexpr-outside-jit", """
     (while a `@cute.jit` / `@cute.kernel` function is compiled, or in a `build()` entry
     point) in a function that is neither a `@cute.jit` / `@cute.kernel` function nor
     defined inside one: an `@schedule` function or a helper at module level, a plain
-    method. Not judged where `Interpreter.type_error`'s guards apply (a `try` with a
-    handler, functions run only with assumed arguments, the `__main__` block's run, code
-    after a branch ts-lint could not decide that may have returned).
+    method, a work method without `@cute.jit` (followed, like TS973, along the work
+    calls in the order the kernel traces them: the first failure ends the trace). Not
+    judged under a `try` with a handler, in functions run only with assumed arguments,
+    or after a branch ts-lint could not decide that may have returned.
     ## Why is this bad?
     The DSL's preprocessor turns `for i in cutlass.range_constexpr(n):` into an unrolled
     loop only in the source of the function it compiles (nested functions included); a

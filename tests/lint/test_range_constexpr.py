@@ -55,3 +55,26 @@ def test_not_judged_under_a_try_with_a_handler():
         "@cute.kernel\ndef copy_kernel", "def _guarded(src, dst):\n    try:\n        return make()(src, dst)\n"
         "    except Exception:\n        return None\n\n\n@cute.kernel\ndef copy_kernel", 1)
     assert ("TS967", _line(src, "        for _ in cutlass.range_constexpr(1):")) not in _errors(src)
+
+
+_PUT_JIT = "    @producer_work\n    @cute.jit\n    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:\n"
+_PUT_LOOP = _DSL_KERNEL.replace(
+    _PUT_JIT + "        self.out[stage_info.loop_offset] = v\n",
+    "    @producer_work\n    def put(self, stage_info: StageInfo, v: cutlass.Int32) -> None:\n"
+    "        for _ in cutlass.range_constexpr(1):\n            self.out[stage_info.loop_offset] = v\n", 1)
+
+
+def test_a_work_method_without_jit():
+    # the kernel traces `put` as plain Python (the reference: the same DSLRuntimeError,
+    # reported as an internal DSL error)
+    assert _PUT_LOOP != _DSL_KERNEL
+    assert _errors(_PUT_LOOP) == [("TS967", _line(_PUT_LOOP, "        for _ in cutlass.range_constexpr(1):"))]
+    assert _errors(_PUT_LOOP.replace("    @producer_work\n    def put(", "    @producer_work\n    @cute.jit\n    def put(",
+                                     1)) == []
+
+
+def test_the_main_blocks_run_is_judged():
+    # the kernel compiled only by the script's own run (argparse defaults)
+    src = _program(factory="def make():\n    return copy_module\n\n\n").replace("def build():", "def main():", 1) \
+        + '\n\nif __name__ == "__main__":\n    main()\n'
+    assert _errors(src) == [("TS967", _line(src, "        for _ in cutlass.range_constexpr(1):"))]

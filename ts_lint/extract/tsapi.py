@@ -1076,15 +1076,19 @@ def _range_constexpr(it, args, kwargs, call):
     from .statements import _rewritten_by_dsl
     fn = it.frame.func if it.frame is not None else None
     if call is not None and not getattr(fn, "is_jit", False) and not _rewritten_by_dsl(fn) \
-            and it.ctx.root_name != "__main__" and not any(f.maybe_returned for f in it.frames) \
+            and not any(f.maybe_returned for f in it.frames) \
             and it.in_kernel_build():
         where = f"'{fn.name}'" if fn is not None and getattr(fn, "name", None) else "the module body"
-        it.certain_error(call, "TS967", f"cutlass.range_constexpr(...) runs in {where}, which is not a "
-                         "@cute.jit / @cute.kernel function nor defined inside one, so the CuTe DSL never "
-                         "unrolls it and raises DSLRuntimeError ('range_constexpr should be preprocessed by "
-                         "preprocessor'); define the function inside the @cute.kernel / @cute.jit function "
-                         "or decorate it with @cute.jit, or use a plain range(...)")
+        it.certain_error(call, "TS967", range_constexpr_message(where))
     return _range(it, args, kwargs, call)
+
+
+def range_constexpr_message(where: str) -> str:
+    """TS967's message (interpreted code here, work methods in workbody.py)."""
+    return (f"cutlass.range_constexpr(...) runs in {where}, which is not a @cute.jit / @cute.kernel function "
+            "nor defined inside one, so the CuTe DSL never unrolls it and raises DSLRuntimeError "
+            "('range_constexpr should be preprocessed by preprocessor'); define the function inside the "
+            "@cute.kernel / @cute.jit function or decorate it with @cute.jit, or use a plain range(...)")
 
 
 # TS modules ts-lint may import (ts_runtime's, without cutlass) to judge a `from ... import`

@@ -326,6 +326,14 @@ class _Body(_Flow):
             self._truth(st.test)
         return super().stmt(st)
 
+    def for_(self, st):
+        # `for i in cutlass.range_constexpr(n):` outside JIT code raises (TS967)
+        it = st.iter
+        if self.certain and not self.cond and type(it) is cst.Call \
+                and _qualname(self, it.func) == "cutlass.range_constexpr":
+            self.events.append(("range_constexpr", it))
+        return super().for_(st)
+
     def small(self, s):
         t = type(s)
         if t is cst.Assert:
@@ -700,7 +708,10 @@ class _Analysis:
                         (truth.cur.add if ev[2] is not None and truth.holds(ev[2]) else truth.cur.discard)(ev[1])
                     elif kind == "dyn_test":
                         if plain and truth.found is None and truth.holds(ev[2]):
-                            truth.found = (func, fn, ev[1])      # the trace stops at the first
+                            truth.found = ("TS973", func, fn, ev[1])      # the trace stops at the first
+                    elif kind == "range_constexpr":
+                        if plain and truth.found is None:
+                            truth.found = ("TS967", func, fn, ev[1])
                     elif kind == "call":
                         self.self_call(ev[1], ev[2])
                     continue
@@ -980,12 +991,13 @@ class _Truth:
 
 
 def runtime_truths(it, obj, wm, label: str, cur: set, in_loop: bool):
-    """TS973 for one work call: follows the work method `wm` on the resource object `obj`
-    (and the helpers it certainly calls) with `cur`, the attributes of `obj` that
-    certainly hold a DSL run-time value when the call is traced (updated in place by the
-    attributes it sets), and reports the first condition, in a method the DSL does not
-    rewrite, that is certainly a run-time value. Returns True when it reported; never
-    raises (on a failure `cur` is cleared: nothing is known after it)."""
+    """TS973 / TS967 for one work call: follows the work method `wm` on the resource
+    object `obj` (and the helpers it certainly calls) with `cur`, the attributes of `obj`
+    that certainly hold a DSL run-time value when the call is traced (updated in place by
+    the attributes it sets), and reports the first failure, in a method the DSL does not
+    rewrite, that the trace certainly reaches: a condition that is certainly a run-time
+    value (TS973), a `for` over `cutlass.range_constexpr(...)` (TS967). Returns True when
+    it reported; never raises (on a failure `cur` is cleared: nothing is known after it)."""
     from .interpreter import param_list
     from .values import FuncVal
     func = getattr(wm, "func", None)
@@ -1005,9 +1017,12 @@ def runtime_truths(it, obj, wm, label: str, cur: set, in_loop: bool):
         return False
     if truth.found is None:
         return False
-    hfunc, fn, node = truth.found
-    a._report("TS973", runtime_truth_message(it.text(node), fn.name.value, a.where), node,
-              fix=jit_fix(it, hfunc))
+    code, hfunc, fn, node = truth.found
+    if code == "TS967":
+        from .tsapi import range_constexpr_message
+        a._report(code, range_constexpr_message(f"'{fn.name.value}' ({a.where})"), node, fix=jit_fix(it, hfunc))
+    else:
+        a._report(code, runtime_truth_message(it.text(node), fn.name.value, a.where), node, fix=jit_fix(it, hfunc))
     return True
 
 
