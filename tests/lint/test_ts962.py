@@ -274,3 +274,25 @@ def test_a_resource_method_the_allocator_runs():
     got = [(d.code, d.range.line, d.message) for d in lint_source(bad, "p.py") if d.severity.name == "ERROR"]
     assert got == [("TS962", line, "name 'slf' is not defined in 'get_smem_requirements': Python raises "
                                    "NameError here")]
+
+
+def test_a_local_read_in_a_run_time_if_of_a_jit_work_method():
+    # a @cute.jit work method: the DSL traces both branches of an `if` on the thread index,
+    # so a local not yet bound there is read (the reference: NameError when the kernel is
+    # compiled, for both programs); the same read under a Python condition is not judged
+    from ts_lint.rules_lint import _DSL_KERNEL, _PUT_JIT
+    body = "        self.out[stage_info.loop_offset] = v\n"
+
+    def put(src):
+        return _DSL_KERNEL.replace(_PUT_JIT, _PUT_JIT.replace(body, "") + src, 1)
+
+    then = put("        tx = cute.arch.thread_idx()[0]\n        if tx < 48:\n"
+               "            self.out[stage_info.loop_offset] = w\n        w = v\n        self.out[0] = w\n")
+    other = put("        tx = cute.arch.thread_idx()[0]\n        if tx < 48:\n            self.out[0] = v\n"
+                "        else:\n            self.out[stage_info.loop_offset] = w\n        w = v\n        self.out[0] = w\n")
+    for src in (then, other):
+        line = src.splitlines().index("            self.out[stage_info.loop_offset] = w") + 1
+        assert [(d.code, d.range.line) for d in lint_source(src, "k.py") if d.severity.name == "ERROR"] == [
+            ("TS962", line)]
+    python_if = then.replace("        tx = cute.arch.thread_idx()[0]\n        if tx < 48:\n", "        if UNROLL > 5:\n", 1)
+    assert python_if != then and [d for d in lint_source(python_if, "k.py") if d.code == "TS962"] == []

@@ -355,6 +355,7 @@ class KernelMixin:
         a read that certainly fails there (unbound.failing_reads) raises NameError then; and
         the attribute / helper-call errors of their bodies (workbody.py: TS963, TS966, TS907),
         per work method and class of the resource it is called on."""
+        from .statements import _rewritten_by_dsl
         from .unbound import failing_reads, name_error_message
         from .workbody import check_work_method
         ctx = self.ctx
@@ -377,9 +378,12 @@ class KernelMixin:
                     if id(func.node) in done:
                         continue
                     done.add(id(func.node))
+                    jit = func.is_jit or _rewritten_by_dsl(func)
                     for node, name, local, cond in failing_reads(self.it, func, conditional=True):
-                        if cond and local:
-                            continue    # a local read in a branch the compile may not trace
+                        if cond and local and not (cond == "traced" and jit):
+                            # a local read in a branch the compile may not trace (a JIT
+                            # function traces both branches of an `if` on a run-time value)
+                            continue
                         msg = name_error_message(name, local, where)
                         ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
                                    ctx.range(node))

@@ -323,6 +323,35 @@ def _plain(v) -> bool:
     return False
 
 
+# certain sources of DSL run-time values (`_Flow.dynamic`: TS973, and the branches of a
+# run-time `if` a JIT function traces both of): functions that return one (those of
+# _DYN_TUPLES a tuple of them), and the DSL number types, which keep one dynamic
+_DYN_TUPLES = frozenset(f"cutlass.cute.arch.{n}" for n in ("thread_idx", "block_idx"))
+_DYN_CALLS = frozenset(f"cutlass.cute.arch.{n}" for n in ("warp_idx", "lane_idx", "block_idx_in_cluster")) | \
+    frozenset({"cutlass.experimental.primitives.elect_sync"})
+_DSL_NUMBERS = frozenset(f"cutlass.{n}" for n in (
+    "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
+    "Float32", "Float64", "Boolean"))
+_IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
+_NONE, _ALWAYS, _LOOP = frozenset(), frozenset({"always"}), frozenset({"loop"})
+
+
+def _qualname(flow, node) -> Optional[str]:
+    """The qualified name of an imported function a `name` / `mod.attr` expression names
+    (QualRef or a builtin of the interpreter), or None."""
+    v = flow.value_obj(node) if type(node) is cst.Name else _NO
+    if type(node) is cst.Attribute:
+        base = _qualname(flow, node.value)
+        if base is not None:
+            return f"{base}.{node.attr.value}"
+        v = flow.value_obj(node)
+    if v is _NO or v is None:
+        return None
+    from .values import BuiltinFunc, QualRef
+    q = v.qualname if isinstance(v, (QualRef, BuiltinFunc)) else None
+    return q if isinstance(q, str) and q else None
+
+
 # ---------------------------------------------------------------------------- the analysis
 class _Flow:
     def __init__(self, name: str, fn: cst.FunctionDef, free_ok: Callable[[str], bool],
@@ -353,6 +382,11 @@ class _Flow:
         self._fn, self._walrus = fn, walrus
         self._single: Optional[Set[str]] = None
         self.consts: Dict[str, object] = {}
+        # locals certainly bound to a DSL run-time value, with the conditions under which
+        # it is one (`dynamic`); `traced`: how many of the `cond` enclosing branches are of
+        # an `if` whose test is certainly a run-time value (a JIT function traces both)
+        self.dyn: Dict[str, frozenset] = {}
+        self.traced = 0
 
     # -------------------------------------------------------------- names
     def check(self, node: cst.Name):
@@ -371,13 +405,18 @@ class _Flow:
 
     def _report(self, node, name: str, local: bool):
         if self.branches:
-            self.report(node, name, local, self.cond > 0)
+            # True: under an `if` on an unknown condition; "traced": only under `if`s on a
+            # certainly run-time value, whose branches a JIT function traces both
+            self.report(node, name, local, True if self.cond > self.traced else ("traced" if self.cond else False))
         else:
             self.report(node, name, local)
 
     def bind(self, target):
         names: Set[str] = set()
         _target_names(target, names)
+        if self.dyn:
+            for n in names:
+                self.dyn.pop(n, None)
         for n in names:
             if n in self.locals and not any(n in s for s in self.shadow):
                 self.state[n] = D
@@ -396,6 +435,86 @@ class _Flow:
             self.read(t.value)
             for s in t.slice:
                 self.read(s)
+
+    # -------------------------------------------------------------- run-time values
+    def dynamic(self, node) -> frozenset:
+        """When `node` is certainly a DSL run-time value, as alternatives (it is one if any
+        holds; empty: not known to be one): "always"; "loop", where a domain loop traces
+        the method (`stage_info.loop_offset`, a Python int in a schedule's head or tail);
+        "attr:<name>", where `self.<name>` holds one when the method is traced (known only
+        along the kernel's work calls: `runtime_truths`). Certain sources only: the thread
+        / block / warp index functions of `cute.arch`, `elect_sync()`, the loop offset,
+        locals bound to them, and arithmetic, comparisons (not `is` / `in`), indexing and
+        DSL number casts of such values. (A DSL number made from a Python value,
+        `cutlass.Int32(0)`, is a compile-time constant, and a routed work input is one
+        when its producer made it from constants: neither is judged.)"""
+        t = type(node)
+        if t is cst.Name:
+            n = node.value
+            if any(n in sh for sh in self.shadow):
+                return _NONE
+            return self.dyn.get(n, _NONE)
+        if t is cst.Attribute:
+            base = self._base(node.value)
+            if base == "stage":
+                return _LOOP if node.attr.value == "loop_offset" else _NONE
+            if base == "self":
+                return frozenset({"attr:" + node.attr.value})
+            return _NONE
+        if t is cst.Call:
+            qual = _qualname(self, node.func)
+            if qual in _DYN_CALLS:
+                return _ALWAYS
+            if qual in _DSL_NUMBERS and len(node.args) == 1 and node.args[0].keyword is None \
+                    and not node.args[0].star:
+                return self.dynamic(node.args[0].value)
+            return _NONE
+        if t is cst.Subscript:
+            # an item of `cute.arch.thread_idx()` (a tuple of run-time values)
+            v = node.value
+            if type(v) is cst.Call and _qualname(self, v.func) in _DYN_TUPLES:
+                return _ALWAYS
+            return _NONE
+        if t is cst.BinaryOperation:
+            return self.dynamic(node.left) | self.dynamic(node.right)
+        if t is cst.UnaryOperation:
+            return _NONE if type(node.operator) is cst.Not else self.dynamic(node.expression)
+        if t is cst.Comparison:
+            if any(type(c.operator) in _IDENTITY_OPS for c in node.comparisons):
+                return _NONE
+            got = self.dynamic(node.left)
+            for c in node.comparisons:
+                got = got | self.dynamic(c.comparator)
+            return got
+        return _NONE
+
+    def _base(self, node) -> Optional[str]:
+        """"self" / "stage" for the receiver / StageInfo parameter of a method (the
+        subclass of a work-method walk knows them), else None."""
+        return None
+
+    def _self_set(self, attr: str, alts: frozenset) -> None:
+        """`self.<attr> = <value that is a run-time one under alts>` (for a subclass)."""
+
+    def _dyn_assign(self, s) -> None:
+        """A certain `name = <run-time value>` (also `tx, _, _ = cute.arch.thread_idx()`)."""
+        if len(s.targets) != 1:
+            return
+        target = s.targets[0].target
+        t = type(target)
+        if t is cst.Name:
+            alts = self.dynamic(s.value)
+            if alts:
+                self.dyn[target.value] = alts
+        elif t is cst.Attribute and self._base(target.value) == "self":
+            alts = self.dynamic(s.value)
+            if alts:
+                self._self_set(target.attr.value, alts)
+        elif t in (cst.Tuple, cst.List) and type(s.value) is cst.Call \
+                and _qualname(self, s.value.func) in _DYN_TUPLES:
+            for el in target.elements:
+                if type(el.value) is cst.Name:
+                    self.dyn[el.value.value] = _ALWAYS
 
     # -------------------------------------------------------------- known values
     def value(self, node):
@@ -713,7 +832,9 @@ class _Flow:
         entry, seen = dict(self.state), set(self.seen)
         outer_failed = self.failed
         ends, fails = [], []
+        traced = "always" in self.dynamic(st.test)
         self.cond += 1
+        self.traced += traced
         try:
             for part in (st.body, st.orelse):
                 self.state, self.certain, self.failed = dict(entry), True, False
@@ -729,6 +850,7 @@ class _Flow:
                 fails.append(self.failed)
         finally:
             self.cond -= 1
+            self.traced -= traced
             self.certain = True
             self.seen = seen
         # (the enclosing branch fails for certain if it did before, or if both of these do)
@@ -788,6 +910,8 @@ class _Flow:
             if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) and self.certain \
                     and not self.cond:
                 self._constant(s.targets[0].target.value, s.value)
+            if self.certain and not self.cond:
+                self._dyn_assign(s)
         elif isinstance(s, cst.AnnAssign):
             if s.value is not None:
                 self.read(s.value)

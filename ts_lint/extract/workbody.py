@@ -54,7 +54,7 @@ import libcst as cst
 
 from ts_runtime.source import SourceRange
 
-from .unbound import _Flow, _stmt_list, _bindings, _target_names, scope_bindings
+from .unbound import _Flow, _qualname, _stmt_list, _bindings, scope_bindings
 
 MAX_HELPER_DEPTH = 8
 
@@ -301,9 +301,6 @@ class _Body(_Flow):
         self.me = me if me is not None and me not in rebound else None
         self.stage = {s for s in stage if s not in rebound}
         self.events: list = []
-        # TS973: locals certainly bound to a DSL run-time value, with the conditions under
-        # which it is one (`dynamic`)
-        self.dyn: dict = {}
 
     def _base(self, node) -> Optional[str]:
         if type(node) is not cst.Name:
@@ -335,20 +332,11 @@ class _Body(_Flow):
         return super().for_(st)
 
     def small(self, s):
-        t = type(s)
-        if t is cst.Assert:
+        if type(s) is cst.Assert:
             self._truth(s.test)
-        out = super().small(s)
-        if t is cst.Assign and self.certain and not self.cond:
-            self._dyn_assign(s)
-        return out
+        return super().small(s)
 
     def bind(self, target):
-        if self.dyn:
-            names: Set[str] = set()
-            _target_names(target, names)
-            for n in names:
-                self.dyn.pop(n, None)
         self._self_stores(target)
         super().bind(target)
 
@@ -365,57 +353,6 @@ class _Body(_Flow):
             self._self_stores(target.value)
 
     # -------------------------------------------------------------- TS973
-    def dynamic(self, node) -> frozenset:
-        """When `node` is certainly a DSL run-time value, as alternatives (it is one if any
-        holds; empty: not known to be one): "always"; "loop", where a domain loop traces
-        the method (`stage_info.loop_offset`, a Python int in a schedule's head or tail);
-        "attr:<name>", where `self.<name>` holds one when the method is traced (known only
-        along the kernel's work calls: `runtime_truths`). Certain sources only: the thread
-        / block / warp index functions of `cute.arch`, `elect_sync()`, the loop offset,
-        locals bound to them, and arithmetic, comparisons (not `is` / `in`), indexing and
-        DSL number casts of such values. (A DSL number made from a Python value,
-        `cutlass.Int32(0)`, is a compile-time constant, and a routed work input is one
-        when its producer made it from constants: neither is judged.)"""
-        t = type(node)
-        if t is cst.Name:
-            n = node.value
-            if any(n in sh for sh in self.shadow):
-                return _NONE
-            return self.dyn.get(n, _NONE)
-        if t is cst.Attribute:
-            base = self._base(node.value)
-            if base == "stage":
-                return _LOOP if node.attr.value == "loop_offset" else _NONE
-            if base == "self":
-                return frozenset({"attr:" + node.attr.value})
-            return _NONE
-        if t is cst.Call:
-            qual = _qualname(self, node.func)
-            if qual in _DYN_CALLS:
-                return _ALWAYS
-            if qual in _DSL_NUMBERS and len(node.args) == 1 and node.args[0].keyword is None \
-                    and not node.args[0].star:
-                return self.dynamic(node.args[0].value)
-            return _NONE
-        if t is cst.Subscript:
-            # an item of `cute.arch.thread_idx()` (a tuple of run-time values)
-            v = node.value
-            if type(v) is cst.Call and _qualname(self, v.func) in _DYN_TUPLES:
-                return _ALWAYS
-            return _NONE
-        if t is cst.BinaryOperation:
-            return self.dynamic(node.left) | self.dynamic(node.right)
-        if t is cst.UnaryOperation:
-            return _NONE if type(node.operator) is cst.Not else self.dynamic(node.expression)
-        if t is cst.Comparison:
-            if any(type(c.operator) in _IDENTITY_OPS for c in node.comparisons):
-                return _NONE
-            got = self.dynamic(node.left)
-            for c in node.comparisons:
-                got = got | self.dynamic(c.comparator)
-            return got
-        return _NONE
-
     def _truth(self, node) -> None:
         """("dyn_test", node, alternatives) for a condition Python takes the truth of (an
         `if` / `while` / `assert` test, the operand of `not`, the left of `and` / `or`,
@@ -436,25 +373,8 @@ class _Body(_Flow):
         if alts:
             self.events.append(("dyn_test", node, alts))
 
-    def _dyn_assign(self, s) -> None:
-        if len(s.targets) != 1:
-            return
-        target = s.targets[0].target
-        t = type(target)
-        if t is cst.Name:
-            alts = self.dynamic(s.value)
-            if alts:
-                self.dyn[target.value] = alts
-        elif t is cst.Attribute and self._base(target.value) == "self":
-            alts = self.dynamic(s.value)
-            if alts:
-                self.events.append(("self_set", target.attr.value, alts))
-        elif t in (cst.Tuple, cst.List) and type(s.value) is cst.Call \
-                and _qualname(self, s.value.func) in _DYN_TUPLES:
-            # `tx, _, _ = cute.arch.thread_idx()`
-            for el in target.elements:
-                if type(el.value) is cst.Name:
-                    self.dyn[el.value.value] = _ALWAYS
+    def _self_set(self, attr: str, alts: frozenset) -> None:
+        self.events.append(("self_set", attr, alts))
 
     def _test(self, node) -> None:
         """("test", attribute) for an `if` / `while` test that is `self.<attribute>` or
@@ -535,17 +455,6 @@ class _Body(_Flow):
             self.events.append(("barrier", arg.value, msg))
 
 
-# TS973's certain sources of DSL run-time values: functions that return one (those of
-# _DYN_TUPLES return a tuple of them), and the DSL number types, which keep one dynamic
-_DYN_TUPLES = frozenset(f"cutlass.cute.arch.{n}" for n in ("thread_idx", "block_idx"))
-_DYN_CALLS = frozenset(f"cutlass.cute.arch.{n}" for n in ("warp_idx", "lane_idx", "block_idx_in_cluster")) | \
-    frozenset({"cutlass.experimental.primitives.elect_sync"})
-_DSL_NUMBERS = frozenset(f"cutlass.{n}" for n in (
-    "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
-    "Float32", "Float64", "Boolean"))
-_IDENTITY_OPS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
-
-
 def runtime_truth_message(text: str, fname: str, where: str = "") -> str:
     """TS973's message (work bodies here, interpreted functions in statements.py)."""
     text = " ".join(text.split())
@@ -573,26 +482,6 @@ def jit_fix(it, func):
         return None
     start = SourceRange(whole.path, name.line, 0, name.line, 0)
     return Fix("Decorate the function with @cute.jit", (Edit(start, " " * whole.column + "@cute.jit\n"),), "unsafe")
-
-
-_NONE, _ALWAYS, _LOOP = frozenset(), frozenset({"always"}), frozenset({"loop"})
-
-
-def _qualname(flow, node) -> Optional[str]:
-    """The qualified name of an imported function a `name` / `mod.attr` expression names
-    (QualRef or a builtin of the interpreter), or None."""
-    from .unbound import _NO
-    v = flow.value_obj(node) if type(node) is cst.Name else _NO
-    if type(node) is cst.Attribute:
-        base = _qualname(flow, node.value)
-        if base is not None:
-            return f"{base}.{node.attr.value}"
-        v = flow.value_obj(node)
-    if v is _NO or v is None:
-        return None
-    from .values import BuiltinFunc, QualRef
-    q = v.qualname if isinstance(v, (QualRef, BuiltinFunc)) else None
-    return q if isinstance(q, str) and q else None
 
 
 # (id(def), me, stage params, builtin range, walrus) -> (def, {name: value looked up}, events):
