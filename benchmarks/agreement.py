@@ -409,6 +409,27 @@ def load_tutorials(folder) -> dict:
 
 
 # ------------------------------------------------------------------ judging
+def cached_verdicts(variants, folder: Path, cache_path: Path, run: bool, jobs: int) -> dict:
+    """Writes each variant (name, text, operator, tutorial) to `folder` and returns the
+    reference's verdicts by md5 of the text: those cached in `cache_path`, and, with
+    `run`, those of the variants not cached yet (run now and added to the cache)."""
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
+    for name, text, _, _ in variants:
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+    todo = [v for v in variants if _md5(v[1]) not in cache]
+    if todo and run:
+        print(f"running the reference on {len(todo)} variants ...", file=sys.stderr)
+        with cf.ThreadPoolExecutor(jobs) as ex:
+            for k, ((name, text, _, t), verdict) in enumerate(zip(todo, ex.map(
+                    lambda v: reference_verdict(folder / f"{v[0]}.py", v[3]), todo)), 1):
+                if verdict["accepted"] is not None:
+                    cache[_md5(text)] = {"accepted": verdict["accepted"], "exc_type": verdict.get("exc_type"),
+                                         "message": (verdict.get("message") or "")[:300]}
+                if k % 20 == 0 or k == len(todo):      # an interrupted run keeps what it has
+                    cache_path.write_text(json.dumps(cache, indent=0, sort_keys=True) + "\n")
+    return cache
+
+
 def lint_folder(folder: Path, jobs: int) -> dict:
     """variant stem -> ts-lint findings (one folder run)."""
     p = subprocess.run([sys.executable, "-m", "ts_lint", str(folder), "--format", "json", "--isolated",
@@ -456,22 +477,8 @@ def main(argv=None) -> int:
         print(f"no tutorial program of {TUTORIALS} under {args.tutorials}", file=sys.stderr)
         return 2
     variants = generate(tutorials)
-    cache_path = Path(args.reference_cache)
-    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     folder = Path(tempfile.mkdtemp(prefix="ts_agreement_"))
-    for name, text, _, _ in variants:
-        (folder / f"{name}.py").write_text(text, encoding="utf-8")
-    todo = [v for v in variants if _md5(v[1]) not in cache]
-    if todo and not args.no_reference_runs:
-        print(f"running the reference on {len(todo)} variants ...", file=sys.stderr)
-        with cf.ThreadPoolExecutor(args.jobs) as ex:
-            for k, ((name, text, _, t), verdict) in enumerate(zip(todo, ex.map(
-                    lambda v: reference_verdict(folder / f"{v[0]}.py", v[3]), todo)), 1):
-                if verdict["accepted"] is not None:
-                    cache[_md5(text)] = {"accepted": verdict["accepted"], "exc_type": verdict.get("exc_type"),
-                                         "message": (verdict.get("message") or "")[:300]}
-                if k % 20 == 0 or k == len(todo):      # an interrupted run keeps what it has
-                    cache_path.write_text(json.dumps(cache, indent=0, sort_keys=True) + "\n")
+    cache = cached_verdicts(variants, folder, Path(args.reference_cache), not args.no_reference_runs, args.jobs)
     lint = lint_folder(folder, args.jobs)
     rows = collections.defaultdict(collections.Counter)
     ops = collections.defaultdict(collections.Counter)

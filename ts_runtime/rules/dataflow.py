@@ -552,7 +552,8 @@ class ConsumerWorkReturnsNothing(Rule):
         for t in kernel.tasks:
             for e in (t.lowered.entries if t.lowered is not None else ()):
                 res = kernel.resources.get(e.resource)
-                if e.stage is not ScheduleStage.ConsumerWork or res is None or not e.label:
+                if e.stage not in (ScheduleStage.ConsumerWork, ScheduleStage.ConsumerAuxWork) or res is None \
+                        or not e.label:
                     continue
                 wm = res.work_methods.get(e.label)
                 if wm is None or (wm.defined_on, wm.name) in seen:
@@ -631,6 +632,11 @@ ConsumerWorkReturnsNothing.VALID += [
 ]
 ConsumerWorkReturnsNothing.INVALID = [
     _returns_program("        self.last = stage_info.loop_offset\n", mark=True),
+    # an auxiliary consumer work (WorkAttr.AUXILIARY) that declares an output is judged too
+    _returns_program("        self.last = stage_info.loop_offset\n", mark=True).replace(
+        "    @consumer_work(returns=item)  # expect: TS328\n",
+        "    @consumer_work(work_attrs=WorkAttr.AUXILIARY, returns=item)  # expect: TS328\n", 1).replace(
+        "from ts_runtime import (\n", "from ts_runtime import WorkAttr\nfrom ts_runtime import (\n", 1),
     _returns_program("        return None\n", mark=True),
     _returns_program("        return stage_info.loop_offset, stage_info.stage_idx\n", mark=True),
     # no returns= on a resource with two task-local variables: the value has no slot
