@@ -8,7 +8,8 @@ ts API class lacks) in `tsapi.missing_api_attribute`, TS967
 (range_constexpr outside the DSL's preprocessing) in `tsapi._range_constexpr`, TS972 (`cute.compile` of
 a function without @cute.jit) in `tsapi._compile_without_jit`, TS973 (a run-time value as a
 Python bool outside JIT code) in `workbody.runtime_truths` (work methods) and
-`StatementsMixin._runtime_truth` (interpreted helpers), TS969 (a barrier
+`StatementsMixin._runtime_truth` (interpreted helpers), TS974 (a call of the program's
+function whose arguments do not bind) in `callbind.check_call`, TS969 (a barrier
 count PTX rejects) in `tsapi._barrier_count_check`, TS964 (arithmetic
 on a function in `ExpressionsMixin._e_binop`; subscripting, calling, iterating or unpacking a
 number through `Interpreter.type_error`); the last two through `Interpreter.certain_error`.
@@ -774,7 +775,50 @@ RUNTIME_VALUE_AS_BOOL = rule("TS973", "runtime-value-as-python-bool", """
     valid=[_DSL_KERNEL, _JIT_PUT_LOOP_TEST, _PLAIN_PUT_CONST_TEST],
     invalid=[_PLAIN_PUT_LOOP_TEST, _PLAIN_PUT_THREAD_TEST])
 
+# a plain helper called without one of its arguments (Python's TypeError), and a kernel
+# launched with an argument its signature no longer has (the DSL's ARG_BIND_FAILED:
+# tests/lint/test_ts974.py)
+_KERNEL_EXTRA_ARG = _DSL_KERNEL.replace(
+    "    copy_kernel(out).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)\n",
+    "    copy_kernel(out, stream).launch(grid=(1, 1, 1), block=(32, 1, 1), stream=stream)  # expect: TS974\n", 1)
+_HELPER_MISSING_ARG = _DSL_KERNEL.replace(
+    "    tm = TaskManager(tasks=[task], resource_dependency_graph={dst: [src]})\n",
+    "    tm = make_manager([task])  # expect: TS974\n", 1).replace(
+    "@cute.kernel\ndef copy_kernel", "def make_manager(tasks, graph):\n"
+    "    return TaskManager(tasks=tasks, resource_dependency_graph=graph)\n\n\n@cute.kernel\ndef copy_kernel", 1)
+_HELPER_ALL_ARGS = _HELPER_MISSING_ARG.replace("    tm = make_manager([task])  # expect: TS974\n",
+                                               "    tm = make_manager([task], {dst: [src]})\n", 1)
+assert _KERNEL_EXTRA_ARG != _DSL_KERNEL and _HELPER_ALL_ARGS != _HELPER_MISSING_ARG
+
+CALL_SIGNATURE_MISMATCH = rule("TS974", "call-signature-mismatch", """
+    A call of one of the program's own functions whose arguments do not fit its
+    parameters.
+
+    ## What it does
+    Reports a call that building the kernel certainly runs (the kernel, the host
+    function, `build()`, the `__main__` block's run, and the functions they call) of a
+    function defined in the program with a plain `def` (no decorator but `@cute.jit` /
+    `@cute.kernel`) whose arguments Python cannot bind: too many positional arguments, a
+    keyword the function does not have or that a positional argument already gave, a
+    required argument missing. Calls with `*args` / `**kwargs` are not judged, nor calls
+    under a `try` with a handler or after a branch ts-lint could not decide that may have
+    returned. With the def as a related location.
+    ## Why is this bad?
+    Python raises `TypeError` (`f() missing 1 required positional argument: 'graph'`)
+    and the CuTe DSL, for a `@cute.jit` / `@cute.kernel` function, `DSLUserCodeError:
+    error[ARG_BIND_FAILED]: The arguments do not match the function signature`, before
+    the function runs: no kernel is built. Typically a parameter was deleted from a
+    kernel's signature, or an argument from a call.
+    ## Example
+    `make_manager([task])` for `def make_manager(tasks, graph)`; `copy_kernel(out,
+    stream).launch(...)` for `@cute.kernel def copy_kernel(out)`.
+    ## Use instead
+    Pass the arguments the function declares (or give the parameter a default).
+    """, phase="frontend", severity=Severity.ERROR, exc="TypeError",
+    valid=[_DSL_KERNEL, _HELPER_ALL_ARGS], invalid=[_HELPER_MISSING_ARG])
+
 __all__ = ["UNUSED_NOQA", "IMPORT_RAISES", "UNBOUND_NAME", "UNKNOWN_API_ATTRIBUTE", "OPERAND_TYPE_ERROR",
            "DSL_CONTROL_FLOW", "UNDEFINED_SELF_ATTRIBUTE", "RANGE_CONSTEXPR_OUTSIDE_JIT", "BUILD_RAISES",
            "BARRIER_COUNT", "FOLDED_PREDICATE", "UNKNOWN_TS_IMPORT",
-           "COMPILE_WITHOUT_JIT", "RUNTIME_VALUE_AS_BOOL"]
+           "COMPILE_WITHOUT_JIT", "RUNTIME_VALUE_AS_BOOL",
+           "CALL_SIGNATURE_MISMATCH"]

@@ -25,6 +25,7 @@ from typing import Optional
 import libcst as cst
 
 from .expressions import ExpressionsMixin, binop, compare, truth  # noqa: F401  (re-exported)
+from .callbind import check_call
 from .frames import (  # noqa: F401  (re-exported)
     Frame, UserRaise, _Break, _Continue, _LoopUnknown, _Return, param_list,
 )
@@ -185,6 +186,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
     def call(self, fn, args: list, kwargs: dict, node=None):
         self.ctx.step()
         if isinstance(fn, FuncVal):
+            check_call(self, fn, args, kwargs, node, 0)
             return self.call_function(fn, args, kwargs, node)
         if isinstance(fn, BoundMethod):
             f = fn.func
@@ -196,6 +198,9 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                 from .tsapi import WorkMethodVal, direct_work_call
                 if isinstance(f, WorkMethodVal):
                     direct_work_call(self, fn.self_val, f, args, kwargs, node)
+            if isinstance(f, FuncVal):
+                check_call(self, f, [fn.self_val] + list(args), kwargs, node, 1)
+                return self.call_function(f, [fn.self_val] + list(args), kwargs, node)
             return self.call(f, [fn.self_val] + list(args), kwargs, node)
         if isinstance(fn, BuiltinFunc) and isinstance(fn.self_val, ResourceObj):
             from .tsapi import direct_live_work_call
