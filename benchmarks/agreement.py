@@ -408,6 +408,26 @@ def load_tutorials(folder) -> dict:
     return tutorials
 
 
+def variant_arguments(ap, per_file: int, seed: int) -> None:
+    """The command line of the scripts that edit the tutorials (typos.py, jit_edits.py):
+    the tutorials' folder, variants per tutorial and the seed that draws them, jobs and
+    the markdown file."""
+    ap.add_argument("--tutorials", required=True, help="folder with the tutorial .py files")
+    ap.add_argument("--per-file", type=int, default=per_file)
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--jobs", "-j", type=int, default=2)
+    ap.add_argument("--markdown", help="write the table to this file")
+
+
+def tutorials_or_report(folder) -> dict:
+    """`load_tutorials(folder)`; when there is none, says so on stderr (the scripts then
+    exit with status 2)."""
+    tutorials = load_tutorials(folder)
+    if not tutorials:
+        print(f"no tutorial program of {TUTORIALS} under {folder}", file=sys.stderr)
+    return tutorials
+
+
 # ------------------------------------------------------------------ judging
 def cached_verdicts(variants, folder: Path, cache_path: Path, run: bool, jobs: int) -> dict:
     """Writes each variant (name, text, operator, tutorial) to `folder` and returns the
@@ -472,9 +492,8 @@ def main(argv=None) -> int:
     ap.add_argument("--markdown", help="write the table to this file")
     args = ap.parse_args(argv)
     t0 = time.time()
-    tutorials = load_tutorials(args.tutorials)
+    tutorials = tutorials_or_report(args.tutorials)
     if not tutorials:
-        print(f"no tutorial program of {TUTORIALS} under {args.tutorials}", file=sys.stderr)
         return 2
     variants = generate(tutorials)
     folder = Path(tempfile.mkdtemp(prefix="ts_agreement_"))

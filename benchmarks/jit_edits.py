@@ -114,21 +114,16 @@ def generate(tutorials: dict, per_file: int, seed: int) -> list:
 
 
 def main(argv=None) -> int:
+    A = _agreement()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tutorials", required=True)
-    ap.add_argument("--per-file", type=int, default=12)
-    ap.add_argument("--seed", type=int, default=5)
+    A.variant_arguments(ap, per_file=12, seed=5)
     ap.add_argument("--reference-cache", default=str(HERE / "results" / "agreement_reference.json"))
     ap.add_argument("--no-reference-runs", action="store_true",
                     help="judge only the variants whose reference verdict is cached")
-    ap.add_argument("--jobs", "-j", type=int, default=2)
-    ap.add_argument("--markdown")
     args = ap.parse_args(argv)
     t0 = time.time()
-    A = _agreement()
-    tutorials = A.load_tutorials(args.tutorials)
+    tutorials = A.tutorials_or_report(args.tutorials)
     if not tutorials:
-        print(f"no tutorial program under {args.tutorials}", file=sys.stderr)
         return 2
     variants = generate(tutorials, args.per_file, args.seed)
     bases = [(f"{stem}__base", text, "base", stem) for stem, text in sorted(tutorials.items())]

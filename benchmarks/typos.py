@@ -76,19 +76,14 @@ def variants(tutorials: dict, per_file: int, seed: int) -> list:
 
 
 def main(argv=None) -> int:
+    A = _agreement()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tutorials", required=True)
-    ap.add_argument("--per-file", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=1)
+    A.variant_arguments(ap, per_file=40, seed=1)
     ap.add_argument("--reference", type=int, default=0, help="reference runs per class (0: none)")
-    ap.add_argument("--jobs", "-j", type=int, default=2)
-    ap.add_argument("--markdown")
     args = ap.parse_args(argv)
     t0 = time.time()
-    A = _agreement()
-    tutorials = A.load_tutorials(args.tutorials)
+    tutorials = A.tutorials_or_report(args.tutorials)
     if not tutorials:
-        print(f"no tutorial program under {args.tutorials}", file=sys.stderr)
         return 2
     vs = variants(tutorials, args.per_file, args.seed)
     folder = Path(tempfile.mkdtemp(prefix="ts_typos_"))

@@ -31,6 +31,20 @@ def _not_a_schedule(v) -> bool:
     return type(v) in (bool, int, float, str, bytes, list, tuple, dict, set, frozenset, range)
 
 
+def _work_calls(kernel, objects):
+    """(entry, resource object, class that defines the method, work method) of each work
+    call of the kernel's schedules, in the order the kernel's `tm.run()` traces them: the
+    TaskManager's task order, then each schedule's order (head, domain-loop body, tail)."""
+    for t in kernel.tasks:
+        for e in (t.lowered.entries if t.lowered is not None else ()):
+            o = objects.get(e.resource)
+            if not e.label or not e.stage.is_work or o is None:
+                continue
+            owner, v = o.cls.lookup(e.label)
+            if isinstance(v, WorkMethodVal):
+                yield e, o, owner, v
+
+
 class KernelMixin:
     # ================================================================== TaskManager lifecycle
     def _tm_lifecycle(self, tm, name, call):
@@ -360,33 +374,28 @@ class KernelMixin:
         from .workbody import check_work_method
         ctx = self.ctx
         done, bodies = set(), set()
-        for t in kernel.tasks:
-            for e in (t.lowered.entries if t.lowered is not None else ()):
-                o = objects.get(e.resource)
-                if not e.label or not e.stage.is_work or o is None:
+        for e, o, owner, v in _work_calls(kernel, objects):
+            if not isinstance(v.func, FuncVal):
+                continue
+            helpers = []
+            if (id(v), id(o.cls)) not in bodies:      # what `self` has depends on its class
+                bodies.add((id(v), id(o.cls)))
+                helpers = check_work_method(self.it, o, v, e.label)
+            for func, where in [(v.func, f"work method '{owner.name}.{e.label}'")] + [
+                    (h, f"'{h.owner.name if h.owner is not None else owner.name}.{h.name}' (called by work "
+                        f"method '{owner.name}.{e.label}')") for h in helpers]:
+                if id(func.node) in done:
                     continue
-                owner, v = o.cls.lookup(e.label)
-                if not isinstance(v, WorkMethodVal) or not isinstance(v.func, FuncVal):
-                    continue
-                helpers = []
-                if (id(v), id(o.cls)) not in bodies:      # what `self` has depends on its class
-                    bodies.add((id(v), id(o.cls)))
-                    helpers = check_work_method(self.it, o, v, e.label)
-                for func, where in [(v.func, f"work method '{owner.name}.{e.label}'")] + [
-                        (h, f"'{h.owner.name if h.owner is not None else owner.name}.{h.name}' (called by work "
-                            f"method '{owner.name}.{e.label}')") for h in helpers]:
-                    if id(func.node) in done:
+                done.add(id(func.node))
+                jit = func.is_jit or _rewritten_by_dsl(func)
+                for node, name, local, cond in failing_reads(self.it, func, conditional=True):
+                    if cond and local and not (cond == "traced" and jit):
+                        # a local read in a branch the compile may not trace (a JIT
+                        # function traces both branches of an `if` on a run-time value)
                         continue
-                    done.add(id(func.node))
-                    jit = func.is_jit or _rewritten_by_dsl(func)
-                    for node, name, local, cond in failing_reads(self.it, func, conditional=True):
-                        if cond and local and not (cond == "traced" and jit):
-                            # a local read in a branch the compile may not trace (a JIT
-                            # function traces both branches of an `if` on a run-time value)
-                            continue
-                        msg = name_error_message(name, local, where)
-                        ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
-                                   ctx.range(node))
+                    msg = name_error_message(name, local, where)
+                    ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
+                               ctx.range(node))
 
     def _runtime_truths(self, kernel, objects):
         """TS973 in work methods: the kernel's `tm.run()` traces the work calls one after
@@ -404,19 +413,12 @@ class KernelMixin:
         from ts_runtime.model.values import RUNTIME
         from .workbody import runtime_truths
         state: dict = {}
-        for t in kernel.tasks:
-            for e in (t.lowered.entries if t.lowered is not None else ()):
-                o = objects.get(e.resource)
-                if not e.label or not e.stage.is_work or o is None:
-                    continue
-                _owner, v = o.cls.lookup(e.label)
-                if not isinstance(v, WorkMethodVal):
-                    continue
-                cur = state.get(e.resource)
-                if cur is None:
-                    cur = state[e.resource] = {a for a, x in o.attrs.items() if x is RUNTIME}
-                if runtime_truths(self.it, o, v, e.label, cur, e.section == LOOP):
-                    return
+        for e, o, _owner, v in _work_calls(kernel, objects):
+            cur = state.get(e.resource)
+            if cur is None:
+                cur = state[e.resource] = {a for a, x in o.attrs.items() if x is RUNTIME}
+            if runtime_truths(self.it, o, v, e.label, cur, e.section == LOOP):
+                return
 
     def _folded_predicates(self, kernel, objects):
         """TS970: FrontendNext (`cute.compile[cute.FrontendNext]`) traces the tasks'
@@ -435,39 +437,34 @@ class KernelMixin:
         const: dict = {}       # rid -> attributes still holding their compile-time value
         folded: dict = {}      # (rid, attribute) -> (work call label, its range)
         reported = set()
-        for t in kernel.tasks:
-            for e in (t.lowered.entries if t.lowered is not None else ()):
-                o = objects.get(e.resource)
-                if not e.label or not e.stage.is_work or o is None:
-                    continue
-                res = kernel.resources.get(e.resource)
-                wm = res.work_methods.get(e.label) if res is not None else None
-                _owner, v = o.cls.lookup(e.label)
-                if wm is None or not isinstance(v, WorkMethodVal):
-                    continue
-                if e.resource not in const:
-                    const[e.resource] = set(compile_time_attributes(it, o))
-                live = const[e.resource]
-                writes = wm.writes
-                for a in sorted(writes):
-                    hit = folded.get((e.resource, a))
-                    if hit is not None and (e.resource, a) not in reported:
-                        reported.add((e.resource, a))
-                        self.ctx.report(
-                            "TS970", f"{e.label}() changes '{a}' of '{res.label}', which {hit[0]}() already tested "
-                            f"as a condition while it held a compile-time value (line {hit[1].line}): FrontendNext "
-                            f"folded that branch when it traced the kernel, and rejects the change "
-                            f"(PHASE_PREDICATE_FOLDED_STALE); set '{a}' to its run-time value before the first "
-                            f"work call that tests it (the setup work call of this task's schedule)", e.range,
-                            related=[Related(hit[1], f"{hit[0]}() tests '{a}' here, while it holds the "
-                                                     f"constant set when the resource was built")])
-                if wm.writes_any:
-                    live.clear()
-                    continue
-                tests = tested_attributes(it, o, v) if live else None
-                for a in sorted((tests or frozenset()) & live - writes):
-                    folded.setdefault((e.resource, a), (e.label, e.range))
-                live -= writes
+        for e, o, _owner, v in _work_calls(kernel, objects):
+            res = kernel.resources.get(e.resource)
+            wm = res.work_methods.get(e.label) if res is not None else None
+            if wm is None:
+                continue
+            if e.resource not in const:
+                const[e.resource] = set(compile_time_attributes(it, o))
+            live = const[e.resource]
+            writes = wm.writes
+            for a in sorted(writes):
+                hit = folded.get((e.resource, a))
+                if hit is not None and (e.resource, a) not in reported:
+                    reported.add((e.resource, a))
+                    self.ctx.report(
+                        "TS970", f"{e.label}() changes '{a}' of '{res.label}', which {hit[0]}() already tested "
+                        f"as a condition while it held a compile-time value (line {hit[1].line}): FrontendNext "
+                        f"folded that branch when it traced the kernel, and rejects the change "
+                        f"(PHASE_PREDICATE_FOLDED_STALE); set '{a}' to its run-time value before the first "
+                        f"work call that tests it (the setup work call of this task's schedule)", e.range,
+                        related=[Related(hit[1], f"{hit[0]}() tests '{a}' here, while it holds the "
+                                                 f"constant set when the resource was built")])
+            if wm.writes_any:
+                live.clear()
+                continue
+            tests = tested_attributes(it, o, v) if live else None
+            for a in sorted((tests or frozenset()) & live - writes):
+                folded.setdefault((e.resource, a), (e.label, e.range))
+            live -= writes
 
     def _run_rules(self, kernel, options, rng):
         from ts_runtime.diagnostics import Severity
