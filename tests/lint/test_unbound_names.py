@@ -405,3 +405,20 @@ _COUNTED_LOOP = '''
 def test_for_body_with_a_count_from_a_local_constant(before, reported):
     src = copy_program(_COUNTED_LOOP.format(before=before), extra="\nTILE = 128\n")
     assert ts136(src) == ([(*where(src, "# here", "w)"), LOCAL.format("w"))] if reported else [])
+
+
+@pytest.mark.parametrize("fast,reported", [(False, True), (True, False)])
+def test_a_branch_the_capture_decides(fast, reported):
+    # `cutlass.const_expr(FAST)`: the flow analysis leaves the `if` open, the capture runs
+    # one branch; a name the branch it runs reads and nothing binds is the NameError there
+    src = copy_program('''
+    with domain_loop(0, 8, 1):
+        if cutlass.const_expr(FAST):
+            v = src.get_item()
+        else:
+            v = src.get_item()
+            dst.set_item(data=undefined_name)  # here
+        dst.set_item(data=v)
+    ''', extra=f"\nimport cutlass\n\nFAST = {fast}\n")
+    expected = [(*where(src, "# here", "undefined_name"), NOT_DEFINED.format("undefined_name"))]
+    assert ts136(src) == (expected if reported else [])

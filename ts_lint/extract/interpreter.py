@@ -342,12 +342,29 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         # a read in a branch of an `if` ts-lint cannot decide fails too when the run reaches
         # it: the run enters such a branch only where the DSL traces both (a run-time `if`)
         for node, name, local, _cond in failing_reads(self, func, conditional=True):
-            self._unbound_reads[id(node)] = (node, name, local, func.name)
+            self._unbound_reads[id(node)] = (node, name, local, func.name, None)
+
+    def arm_schedule(self, func: FuncVal, cap):
+        """The reads of the @schedule function `func` that fail when the branch of an `if`
+        they are in runs (the certain ones are TS136 before the capture): the capture
+        `cap` decides such an `if` (a `cutlass.const_expr` of the schedule's
+        configuration), so reaching one of them in it is TS136 there (`_unbound_read`)."""
+        from .unbound import failing_reads
+        for node, name, local, cond in failing_reads(self, func, conditional=True):
+            if cond and id(node) not in self._unbound_reads:
+                self._unbound_reads[id(node)] = (node, name, local, func.name, cap)
 
     def _unbound_read(self, node):
-        """Reaching a read that certainly fails: TS962 (once per read), then stop."""
-        _node, name, local, fname = self._unbound_reads[id(node)]
+        """Reaching a read that certainly fails: TS962 (TS136 in the schedule being
+        captured that `arm_schedule` armed it for), once per read, then stop."""
+        _node, name, local, fname, cap = self._unbound_reads[id(node)]
         ctx = self.ctx
+        if cap is not None:
+            if ctx.assumed or self._try_depth or not self.captures or self.captures[-1] is not cap:
+                return
+            from ts_runtime.rules.structure import unbound_name_message
+            ctx.report("TS136", unbound_name_message(name, fname, local), self.rng(node))
+            raise UserRaise(node, reported=True)
         if ctx.assumed or self.captures or self._try_depth:
             raise UserRaise(node)         # assumed arguments, or a handler may catch it
         from .unbound import name_error_message

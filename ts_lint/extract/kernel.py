@@ -388,11 +388,15 @@ class KernelMixin:
                     continue
                 done.add(id(func.node))
                 jit = func.is_jit or _rewritten_by_dsl(func)
+                names = set()
                 for node, name, local, cond in failing_reads(self.it, func, conditional=True):
                     if cond and local and not (cond == "traced" and jit):
                         # a local read in a branch the compile may not trace (a JIT
                         # function traces both branches of an `if` on a run-time value)
                         continue
+                    if name in names:
+                        continue        # the first read of a name stops the trace
+                    names.add(name)
                     msg = name_error_message(name, local, where)
                     ctx.report("TS962", msg + ": Python raises NameError when the kernel is compiled",
                                ctx.range(node))

@@ -147,6 +147,7 @@ def capture_schedule(it, sf, args, kwargs, call_node):
         proxies.append(ResourceProxy(ref, cap.objects.get(ref.resource), cap))
     tainted = any(getattr(o.cls, "decorate_error", False) or any(k.decorate_error for k in o.cls.mro)
                   for o in cap.objects.values())
+    it.arm_schedule(func, cap)
     it.captures.append(cap)
     try:
         it.call_function(func, list(sf.pre) + proxies, dict(sf.pre_kw), call_node)
@@ -154,6 +155,8 @@ def capture_schedule(it, sf, args, kwargs, call_node):
         pass
     except _user_raise() as e:
         cap.aborted = True
+        if e.reported:         # TS136 at a read the capture reached (Interpreter.arm_schedule)
+            return ScheduleVal(cap.b.model, cap.b.resources, cap.objects, complete=True, has_errors=True)
         it.unknown(e.node, f"capture of schedule '{func.name}' stopped at this `raise`", "control-flow")
         cap.incomplete(None, "a `raise` was reached")
     finally:

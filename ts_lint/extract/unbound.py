@@ -837,7 +837,9 @@ class _Flow:
         self.traced += traced
         try:
             for part in (st.body, st.orelse):
-                self.state, self.certain, self.failed = dict(entry), True, False
+                # each branch from the state before the `if`: a name read in both is
+                # judged in both (the run takes one of them)
+                self.state, self.certain, self.failed, self.seen = dict(entry), True, False, set(seen)
                 if part is None:
                     pass
                 elif isinstance(part, cst.If):
