@@ -296,3 +296,28 @@ def test_a_local_read_in_a_run_time_if_of_a_jit_work_method():
             ("TS962", line)]
     python_if = then.replace("        tx = cute.arch.thread_idx()[0]\n        if tx < 48:\n", "        if UNROLL > 5:\n", 1)
     assert python_if != then and [d for d in lint_source(python_if, "k.py") if d.code == "TS962"] == []
+
+
+@pytest.mark.parametrize("old,new", [
+    ("def launch(out: cute.Tensor, stream):", "def launch(out: cute.Tensor, stream, n: cutlas.Constexpr = 1):"),
+    ("def launch(out: cute.Tensor, stream):", "def launch(out: cute.Tensor, stream) -> cutlas.Int32:"),
+    ("def copy_kernel(out: cute.Tensor):", "def copy_kernel(out: cute.Tensor, n: cutlas.Constexpr = 1):"),
+])
+def test_an_annotation_the_dsl_evaluates_under_future_annotations(old, new):
+    # `from __future__ import annotations` leaves them unevaluated at import; the DSL
+    # evaluates those of the compiled function and of a launched kernel (the reference:
+    # NameError for each program here)
+    from ts_lint.rules_lint import _DSL_KERNEL
+    src = ("from __future__ import annotations\n\n" + _DSL_KERNEL).replace(old, new, 1)
+    line = src.splitlines().index(new) + 1
+    got = [(d.code, d.range.line, d.range.column) for d in lint_source(src, "k.py") if d.severity.name == "ERROR"]
+    assert got == [("TS962", line, new.index("cutlas"))]
+
+
+def test_the_annotations_of_a_jit_helper_are_not_evaluated():
+    # a @cute.jit function called from traced code: the reference compiles it
+    from ts_lint.rules_lint import _DSL_KERNEL
+    src = ("from __future__ import annotations\n\n" + _DSL_KERNEL).replace("    tm.run()\n", "    tm.run()\n    _h(1)\n", 1) \
+        .replace("@cute.kernel\ndef copy_kernel", "@cute.jit\ndef _h(n: cutlas.Constexpr):\n    pass\n\n\n"
+                 "@cute.kernel\ndef copy_kernel", 1)
+    assert "_h(1)" in src and [d for d in lint_source(src, "k.py") if d.code == "TS962"] == []

@@ -294,6 +294,7 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
             boundary = func.is_kernel or getattr(self, "jit_boundary", None) is func
             if boundary:
                 self.jit_boundary = None
+                self._boundary_annotations(func)
             for p, kind in params:
                 if kind in ("var_pos", "var_kw"):
                     continue
@@ -427,6 +428,30 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         self.ctx.report("TS962", f"name '{name}' is not defined: Python raises NameError here, when the module "
                         "is imported", self.rng(node))
         raise UserRaise(node, reported=True)
+
+    def _boundary_annotations(self, func: FuncVal) -> None:
+        """TS962 for a name bound nowhere in the module, read by an annotation of a
+        parameter or the return of the function `cute.compile` compiles or of a
+        `@cute.kernel` launched: the CuTe DSL evaluates them then (in the module's globals),
+        also under `from __future__ import annotations`, which leaves them unevaluated at
+        import (without it, Python evaluated them at the `def`: `_import_time_annotation`).
+        Module-level functions of the file being linted only."""
+        from .unbound import main_module_names
+        if self._annotations_evaluated() or func.closure is not self.module_scope or self.ctx.assumed \
+                or self._try_depth or self.captures or not isinstance(func.node, cst.FunctionDef):
+            return
+        names = main_module_names(self)
+        if names is None:
+            return
+        anns = [p.annotation for p, _kind in param_list(func.node.params)] + [func.node.returns]
+        for ann in anns:
+            for node in _root_names(ann.annotation) if ann is not None else ():
+                name = node.value
+                if name in names or name in self.builtins or name.startswith("__"):
+                    continue
+                self.certain_error(node, "TS962", f"name '{name}' is not defined (in an annotation of "
+                                   f"'{func.name}', which the CuTe DSL evaluates when it compiles it): Python "
+                                   "raises NameError there")
 
     def missing_param(self, func: FuncVal, p: cst.Param):
         if func.is_jit and p.annotation is not None and \
@@ -773,6 +798,29 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
                              "statically resolved values)", "control-flow")
         except Budget:
             raise
+
+
+def _root_names(node) -> list:
+    """The names an annotation expression reads from its scope: `a` of `a.b.c`, each
+    name of a subscript, a union, a call (not a string annotation's contents)."""
+    t = type(node)
+    if t is cst.Name:
+        return [node]
+    if t is cst.Attribute:
+        return _root_names(node.value)
+    if t is cst.Subscript:
+        out = _root_names(node.value)
+        for el in node.slice:
+            if isinstance(el.slice, cst.Index):
+                out += _root_names(el.slice.value)
+        return out
+    if t is cst.BinaryOperation:
+        return _root_names(node.left) + _root_names(node.right)
+    if t in (cst.Tuple, cst.List):
+        return [n for e in node.elements for n in _root_names(e.value)]
+    if t is cst.Call:
+        return _root_names(node.func) + [n for a in node.args for n in _root_names(a.value)]
+    return []
 
 
 _NUMBER_TYPES = ("int", "float", "bool")
