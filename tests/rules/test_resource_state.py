@@ -38,6 +38,22 @@ def test_uses_writes_calls_and_tests():
     assert e.foreign == {("holder", "view"), ("holder", "ready")}
 
 
+def test_a_branch_of_a_const_expr_test_is_not_a_use():
+    # the DSL traces only the branch the constant picks: `self.gB` may never be read
+    # (a resource whose gB is None when the TMA branch is the one built: no TS237)
+    e = _fx('''
+        @cute.jit
+        def load(self, stage_info):
+            if cutlass.const_expr(USE_TMA):
+                copy(self.tma_desc)
+            else:
+                v = self.gB.load(0)
+            return self.view
+    ''')
+    assert e.tested == {"tma_desc", "gB"}
+    assert resolve("load", lambda m: e if m == "load" else None).uses == {"view"}
+
+
 def test_setattr_is_a_write_and_a_def_without_self_is_skipped():
     assert _fx('''
         def init(self, stage_info):

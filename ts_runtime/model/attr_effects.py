@@ -33,7 +33,8 @@ class MethodEffects:
     `self.name(...)` and a condition), `writes` the attributes it assigns, `calls` the names
     called as `self.name(...)` (a method, or a callable attribute), `tested` the attributes
     a condition looks at (`if self.x is None:`: the method copes with an unset value, so
-    it is never reported for them), `foreign` the (attribute, attribute) pairs it reads
+    it is never reported for them) or only a branch of a `cutlass.const_expr(...)` test
+    reads (the DSL traces the branch the constant picks only), `foreign` the (attribute, attribute) pairs it reads
     through another object it holds (`self.smem_a_resource.shared_smem_a`), `context` the
     fields of the kernel context it reads outside any condition (`stage_info.context.
     smem_base`: None when the kernel has no SMEM block, TS716)."""
@@ -134,9 +135,12 @@ def function_effects(fn) -> Optional[MethodEffects]:
                 writes.add(n.args[1].value)
         if t in _TESTED:
             stack.append((n.test, n, True, True))
+            # the DSL traces only the branch a `cutlass.const_expr(...)` test picks: what
+            # the branches read may never be read (counted as tested, not used)
+            folded = in_test or (t is ast.If and _const_expr_call(n.test))
             for c in ast.iter_child_nodes(n):
                 if c is not n.test:
-                    stack.append((c, n, in_test, True))
+                    stack.append((c, n, folded, True))
             continue
         if t is ast.BoolOp:
             for c in n.values:
@@ -154,6 +158,15 @@ def returns_a_value(fn) -> bool:
     """Whether the `ast` function `fn` may return a value (TS328, TS518): both front ends
     ask this of a user's function."""
     return _returns_value(fn)
+
+
+def _const_expr_call(test) -> bool:
+    """`cutlass.const_expr(...)` / `const_expr(...)`: a condition the DSL decides while it
+    traces the function."""
+    if type(test) is not ast.Call:
+        return False
+    f = test.func
+    return (type(f) is ast.Attribute and f.attr == "const_expr") or (type(f) is ast.Name and f.id == "const_expr")
 
 
 def _returns_value(fn) -> bool:
