@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from typing import Optional
 
 __all__ = ["signature", "bind_error", "message", "forwarded_what", "direct_work_message", "resource_attribute_message", "check_call", "checked_factory", "checked_api",
@@ -28,9 +29,18 @@ def signature(fn):
 
 
 def bind_error(fn, args, kwargs) -> Optional[str]:
-    """Why `fn(*args, **kwargs)` would raise TypeError on binding (None if it binds)."""
+    """Why `fn(*args, **kwargs)` would raise TypeError on binding (None if it binds). A
+    keyword the function does not take is named first, as Python names it first (a
+    misspelt keyword of a required parameter: the keyword, not the missing parameter)."""
+    sig = signature(fn)
+    params = sig.parameters
+    if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        for k in kwargs:
+            p = params.get(k)
+            if p is None or p.kind is p.POSITIONAL_ONLY:
+                return f"got an unexpected keyword argument '{k}'"
     try:
-        signature(fn).bind(*args, **kwargs)
+        sig.bind(*args, **kwargs)
     except TypeError as exc:
         return str(exc)
     return None
@@ -41,11 +51,36 @@ def message(what: str, error: str) -> str:
 
 
 def forwarded_what(cls_name: str, base_name: str) -> str:
-    """What TS907 names for a keyword that a resource's own `__init__` passes on through
-    `super().__init__(**kwargs)` to a ts base class that does not take it (the runtime's
-    `resources._forwarded_keyword` and ts-lint's `ExpressionsMixin._super_init`; the text
-    is then `message(what, error)`)."""
+    """What TS907 names for the keywords that the own `__init__` of a resource or task
+    class passes on through `super().__init__(**kwargs)` to a ts base class that does not
+    bind them (the runtime's `forwarded_error` and ts-lint's
+    `ExpressionsMixin._super_init`; the text is then `message(what, error)`)."""
     return f"{cls_name}(...), through super().__init__ to {base_name}.__init__()"
+
+
+_FORWARDED = re.compile(r"(\w+)\.__init__\(\) (got an unexpected keyword argument '\w+'|"
+                        r"missing \d+ required (?:positional|keyword-only) arguments?: '(\w+)'.*)$")
+
+
+def forwarded_error(cls, init_code, exc: TypeError):
+    """(ts base class name, error text) when `exc` is the TypeError of a ts base class's
+    `__init__` (MemoryResource, Task, TaskManager) called from the user's own `__init__`
+    of `cls` (code object `init_code`) with arguments that do not bind: the keywords the
+    construction passed through `super().__init__(**kwargs)`. The text is the one
+    `bind_error` (so ts-lint) gives: `got an unexpected keyword argument 'x'`, `missing a
+    required argument: 'x'` (the first one missing). None for any other TypeError."""
+    m = _FORWARDED.match(str(exc))
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if m is None or tb is None or tb.tb_frame.f_code is not init_code:
+        return None                 # not raised by a call in the user's own __init__ body
+    base = next((k for k in cls.__mro__ if k.__name__ == m.group(1) and k.__module__.startswith("ts_runtime")),
+                None)
+    if base is None:
+        return None
+    error = m.group(2) if m.group(3) is None else f"missing a required argument: '{m.group(3)}'"
+    return base.__name__, error
 
 
 def _resource_where(label, captured: bool) -> str:
@@ -167,7 +202,17 @@ class CheckedCall(type):
 
     def __call__(cls, *args, **kwargs):
         check_call(cls.__init__, f"{cls.__name__}(...)", (None,) + args, kwargs)
-        obj = super().__call__(*args, **kwargs)
+        try:
+            obj = super().__call__(*args, **kwargs)
+        except TypeError as exc:
+            # a subclass's own __init__ passing its keywords on to the ts base's
+            got = forwarded_error(cls, getattr(cls.__init__, "__code__", None), exc)
+            if got is None:
+                raise
+            from .diagnostics import raise_finding
+            from .source import caller_range
+            raise_finding("TS907", TypeError, message(forwarded_what(cls.__name__, got[0]), got[1]),
+                          caller_range())
         constructed = getattr(cls, "_ts_constructed", None)
         if constructed is not None:
             constructed(obj)

@@ -541,27 +541,19 @@ def _checked_init(init):
 
 
 def _forwarded_keyword(obj, init, exc: TypeError) -> None:
-    """TS907 when the user's `__init__` passed a keyword on through
-    `super().__init__(**kwargs)` that the ts base class it reaches does not take
+    """TS907 when the user's `__init__` passed keywords on through
+    `super().__init__(**kwargs)` that the ts base class it reaches does not bind
     (`Res(namee=...)`: `MemoryResource.__init__() got an unexpected keyword argument
-    'namee'`), raised at the construction, where the keyword is written (ts-lint:
+    'namee'`), raised at the construction, where the keywords are written (ts-lint:
     `ExpressionsMixin._super_init`, the same text). Returns (the caller re-raises) for any
     other TypeError."""
-    import re
-    m = re.match(r"(\w+)\.__init__\(\) (got an unexpected keyword argument '\w+')$", str(exc))
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_next is not None:
-        tb = tb.tb_next
-    if m is None or tb is None or tb.tb_frame.f_code is not init.__code__:
-        return                      # not raised by a call in the user's own __init__ body
-    base = next((k for k in type(obj).__mro__ if k.__name__ == m.group(1)
-                 and k.__module__.startswith("ts_runtime")), None)
-    if base is None:
+    from .api_calls import forwarded_error, forwarded_what, message
+    got = forwarded_error(type(obj), init.__code__, exc)
+    if got is None:
         return
-    from .api_calls import forwarded_what, message
     from .diagnostics import raise_finding
     from .source import construction_range
-    raise_finding("TS907", TypeError, message(forwarded_what(type(obj).__name__, base.__name__), m.group(2)),
+    raise_finding("TS907", TypeError, message(forwarded_what(type(obj).__name__, got[0]), got[1]),
                   construction_range(obj))
 
 

@@ -31,6 +31,20 @@ class OutGmem(MemoryResource):
 ''').replace('OutGmem(name="out")', 'OutGmem(name="out", dst=None)')
 assert CUSTOM != BASE
 
+# a Task subclass with its own `__init__(self, tag, **kwargs)` (as the varlen tutorial's
+# DynamicDomainTask) making the store task
+TASKSUB = BASE.replace("from ts_runtime.task import Task\n", """from ts_runtime.task import Task
+
+
+class TaggedTask(Task):
+    def __init__(self, tag, **kwargs):
+        super().__init__(**kwargs)
+        self.tag = tag
+""", 1).replace('        Task(name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0, num_warps=4,',
+                '        TaggedTask(tag=1, name="StoreTask", src_resources=[smem], dst_resources=[out], warp_idx=0,\n'
+                '                   num_warps=4,', 1)
+assert "TaggedTask(tag=1" in TASKSUB
+
 _RES = 'inp, out = InGmem(name="in"), OutGmem(name="out", dst=None)'
 
 
@@ -92,6 +106,11 @@ DEFECTS = [
     # `super().__init__(**kwargs)`: the base's TypeError, at the construction
     ("forwarded_kw", CUSTOM, 'OutGmem(name="out", dst=None)', 'OutGmem(namee="out", dst=None)', "TS907",
      "TypeError", "MemoryResource.__init__() got an unexpected keyword argument 'namee'"),
+    # ... and a Task argument a Task subclass's own `__init__` no longer passes on
+    ("forwarded_task_missing", TASKSUB, "                   num_warps=4,\n", "", "TS907",
+     "TypeError", "Task.__init__() missing 1 required positional argument: 'num_warps'"),
+    ("forwarded_task_kw", TASKSUB, "                   num_warps=4,", "                   num_warpz=4,", "TS907",
+     "TypeError", "Task.__init__() got an unexpected keyword argument 'num_warpz'"),
     ("tmem_allocation_kw", CUSTOM, *_after_resources(
         "from ts_runtime.memory import TmemAllocation; a = TmemAllocation('t', 32, alignment=32)"), "TS907",
      "TypeError", "TmemAllocation.__init__() got an unexpected keyword argument 'alignment'"),
@@ -216,7 +235,10 @@ def _lint(src):
 def test_both_front_ends_report_the_defect_at_its_line(case):
     name, base, old, new, code, _exc, _msg = case
     src = _program(base, old, new)
-    line = _line(src, new.splitlines()[-1] if name != "partial_schedule" else "schedule=pad(inp)")
+    if name.startswith("forwarded_task"):
+        line = _line(src, "TaggedTask(tag=1")      # the construction, where the keywords are written
+    else:
+        line = _line(src, new.splitlines()[-1] if name != "partial_schedule" else "schedule=pad(inp)")
     if name == "producer_work_kw":
         line = _line(src, "@producer_work(work_attr")
     if name == "manager_method_kw":

@@ -655,14 +655,16 @@ class ExpressionsMixin:
         return UNKNOWN
 
     def _super_init(self, k, inst, args, kwargs, call):
-        """`super().__init__(...)` in a resource class's own `__init__`, reaching a ts base
-        class (MemoryResource): its arguments are bound to the base's signature first, as
-        the keywords a construction passes through `**kwargs` land there (`Res(namee=...)`
-        is `MemoryResource.__init__() got an unexpected keyword argument 'namee'`): TS907
-        at the construction, where the keyword is written. Not judged when the construction
+        """`super().__init__(...)` in the own `__init__` of a resource or task class,
+        reaching a ts base class (MemoryResource, Task): its arguments are bound to the
+        base's signature first, as the keywords a construction passes through `**kwargs`
+        land there (`Res(namee=...)` is `MemoryResource.__init__() got an unexpected
+        keyword argument 'namee'`; a `DynamicTask(...)` without `num_warps=` is
+        `Task.__init__() missing 1 required positional argument`): TS907 at the
+        construction, where the keywords are written. Not judged when the construction
         itself unpacks `*` / `**` (bind_api)."""
-        from .values import ResourceObj
-        if k.builtin is not None and k.live is not None and isinstance(inst, ResourceObj) and \
+        from .values import ResourceObj, TaskObj
+        if k.builtin is not None and k.live is not None and isinstance(inst, (ResourceObj, TaskObj)) and \
                 isinstance(inst.node, cst.Call) and isinstance(call, cst.Call):
             from ts_runtime.api_calls import forwarded_what
             self.ts.bind_api(k.live.__init__, forwarded_what(inst.cls.name, k.name), args, kwargs, inst.node,
