@@ -39,19 +39,21 @@ def test_uses_writes_calls_and_tests():
 
 
 def test_a_branch_of_a_const_expr_test_is_not_a_use():
-    # the DSL traces only the branch the constant picks: `self.gB` may never be read
-    # (a resource whose gB is None when the TMA branch is the one built: no TS237)
+    # the DSL traces only the branch the constant picks: `self.gB` may never be read (a
+    # resource whose gB is None when the TMA branch is the one built: no TS237), while
+    # `self.buf`, read by both branches, is read whichever is picked
     e = _fx('''
         @cute.jit
         def load(self, stage_info):
             if cutlass.const_expr(USE_TMA):
-                copy(self.tma_desc)
+                copy(self.tma_desc, self.buf)
             else:
                 v = self.gB.load(0)
+                self.buf.store(v)
             return self.view
     ''')
-    assert e.tested == {"tma_desc", "gB"}
-    assert resolve("load", lambda m: e if m == "load" else None).uses == {"view"}
+    assert e.maybe == {"tma_desc", "gB", "buf"} and e.uses == {"buf", "view"}
+    assert resolve("load", lambda m: e if m == "load" else None).uses == {"buf", "view"}
 
 
 def test_setattr_is_a_write_and_a_def_without_self_is_skipped():

@@ -33,8 +33,9 @@ class MethodEffects:
     `self.name(...)` and a condition), `writes` the attributes it assigns, `calls` the names
     called as `self.name(...)` (a method, or a callable attribute), `tested` the attributes
     a condition looks at (`if self.x is None:`: the method copes with an unset value, so
-    it is never reported for them) or only a branch of a `cutlass.const_expr(...)` test
-    reads (the DSL traces the branch the constant picks only), `foreign` the (attribute, attribute) pairs it reads
+    it is never reported for them), `maybe` the attributes only some branches of a
+    `cutlass.const_expr(...)` test read (the DSL traces the branch the constant picks
+    only; one every branch reads is a use), `foreign` the (attribute, attribute) pairs it reads
     through another object it holds (`self.smem_a_resource.shared_smem_a`), `context` the
     fields of the kernel context it reads outside any condition (`stage_info.context.
     smem_base`: None when the kernel has no SMEM block, TS716)."""
@@ -50,6 +51,7 @@ class MethodEffects:
     return_counts: Optional[frozenset] = None
     return_dtypes: Optional[tuple] = None   # the DSL types its return annotation names (TS329)
     returns_literal: bool = False           # an exit returns a Python number / bool literal
+    maybe: frozenset = frozenset()
 
 
 @dataclass(frozen=True)
@@ -90,17 +92,18 @@ def function_effects(fn) -> Optional[MethodEffects]:
     if not params:
         return None
     me = params[0].arg
-    uses, writes, calls, tested, foreign, context = set(), set(), set(), set(), set(), set()
+    uses, writes, calls, tested, foreign, context, maybe = set(), set(), set(), set(), set(), set(), set()
     aliases = set()
     for n in fn.body:      # top-level `ctx = stage_info.context`
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                 and isinstance(n.value, ast.Attribute) and n.value.attr == "context":
             aliases.add(n.targets[0].id)
     Attribute, Name, Call, Load = ast.Attribute, ast.Name, ast.Call, ast.Load
-    # (node, parent, inside a condition's test, inside a branch / nested function)
-    stack = [(n, fn, False, False) for n in fn.body]
+    # (node, parent, inside a condition's test, inside a branch / nested function, inside
+    # a branch of a `cutlass.const_expr` test)
+    stack = [(n, fn, False, False, False) for n in fn.body]
     while stack:
-        n, parent, in_test, in_branch = stack.pop()
+        n, parent, in_test, in_branch, folded = stack.pop()
         t = type(n)
         if t is Attribute:
             v = n.value
@@ -114,6 +117,8 @@ def function_effects(fn) -> Optional[MethodEffects]:
                     writes.add(a)
                 elif called:
                     calls.add(a)
+                elif folded:
+                    maybe.add(a)
                 else:
                     uses.add(a)
                 continue
@@ -134,24 +139,51 @@ def function_effects(fn) -> Optional[MethodEffects]:
                     and isinstance(n.args[1].value, str):
                 writes.add(n.args[1].value)
         if t in _TESTED:
-            stack.append((n.test, n, True, True))
-            # the DSL traces only the branch a `cutlass.const_expr(...)` test picks: what
-            # the branches read may never be read (counted as tested, not used)
-            folded = in_test or (t is ast.If and _const_expr_call(n.test))
+            stack.append((n.test, n, True, True, folded))
+            inner = folded
+            if t is ast.If and _const_expr_call(n.test):
+                # the DSL traces only the branch the constant picks: what one branch reads
+                # may never be read (maybe); what every branch reads is read whichever
+                # it picks (a use)
+                inner = True
+                if not folded and not in_test:
+                    uses.update(_branch_reads(n.body, me) & _branch_reads(n.orelse, me))
             for c in ast.iter_child_nodes(n):
                 if c is not n.test:
-                    stack.append((c, n, folded, True))
+                    stack.append((c, n, in_test, True, inner))
             continue
         if t is ast.BoolOp:
             for c in n.values:
-                stack.append((c, n, True, True))
+                stack.append((c, n, True, True, folded))
             continue
         branch = in_branch or t in _OPAQUE
         for c in ast.iter_child_nodes(n):
-            stack.append((c, n, in_test, branch))
+            stack.append((c, n, in_test, branch, folded))
     return MethodEffects(frozenset(uses), frozenset(writes), frozenset(calls), frozenset(tested),
                          frozenset(foreign), frozenset(context), _returns_value(fn), _return_counts(fn),
-                         annotation_dtypes(fn.returns), _returns_literal(fn))
+                         annotation_dtypes(fn.returns), _returns_literal(fn), frozenset(maybe))
+
+
+def _branch_reads(stmts, me: str) -> set:
+    """The attributes `me.<name>` that a branch's statements read (loads that are not
+    calls of `me.<name>(...)`), nested functions and classes left out."""
+    out = set()
+    stack = list(stmts)
+    while stack:
+        n = stack.pop()
+        t = type(n)
+        if t in _SCOPES:
+            continue
+        if t is ast.Call and type(n.func) is ast.Attribute and type(n.func.value) is ast.Name \
+                and n.func.value.id == me:
+            stack.extend(n.args)
+            stack.extend(k.value for k in n.keywords)
+            continue
+        if t is ast.Attribute and type(n.value) is ast.Name and n.value.id == me and type(n.ctx) is ast.Load:
+            out.add(n.attr)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def returns_a_value(fn) -> bool:
@@ -276,7 +308,7 @@ def resolve(name: str, lookup: Lookup) -> Effects:
         if eff is None:
             writes_any = True
             continue
-        touched |= eff.uses | eff.writes | eff.tested | eff.calls
+        touched |= eff.uses | eff.writes | eff.tested | eff.calls | eff.maybe
         uses |= eff.uses
         writes |= eff.writes
         tested |= eff.tested
