@@ -411,14 +411,7 @@ def test_for_body_with_a_count_from_a_local_constant(before, reported):
 def test_a_branch_the_capture_decides(fast, reported):
     # `cutlass.const_expr(FAST)`: the flow analysis leaves the `if` open, the capture runs
     # one branch; a name the branch it runs reads and nothing binds is the NameError there
-    src = copy_program('''
-    with domain_loop(0, 8, 1):
-        if cutlass.const_expr(FAST):
-            v = src.get_item()
-        else:
-            v = src.get_item()
-            dst.set_item(data=undefined_name)  # here
-        dst.set_item(data=v)
-    ''', extra=f"\nimport cutlass\n\nFAST = {fast}\n")
+    from ts_runtime.rules._programs import const_expr_branch_program
+    src = const_expr_branch_program(fast)
     expected = [(*where(src, "# here", "undefined_name"), NOT_DEFINED.format("undefined_name"))]
     assert ts136(src) == (expected if reported else [])

@@ -105,15 +105,8 @@ def test_explicit_raise_is_not_ts136(tmp_path):
 def test_a_branch_decided_by_a_compile_time_condition(tmp_path):
     # the branch `cutlass.const_expr(FAST)` picks raises; ts-lint reports the same read
     pytest.importorskip("cutlass")
-    src = copy_program('''
-    with domain_loop(0, 8, 1):
-        if cutlass.const_expr(FAST):
-            v = src.get_item()
-        else:
-            v = src.get_item()
-            dst.set_item(data=undefined_name)  # here
-        dst.set_item(data=v)
-    ''', extra="\nimport cutlass\n\nFAST = False\n")
+    from ts_runtime.rules._programs import const_expr_branch_program
+    src = const_expr_branch_program(False)
     with pytest.raises(TSNameError) as info:
         run(tmp_path, src)
     d = info.value.diagnostics[0]

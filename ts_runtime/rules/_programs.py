@@ -75,6 +75,24 @@ def copy_program(body: str = COPY_BODY, extra: str = "") -> str:
     return _HEADER + extra + _BUILD.format(body=textwrap.indent(textwrap.dedent(body), " " * 8))
 
 
+# a schedule whose `else` branch, picked by a compile-time constant, reads a name that
+# nothing binds (TS136 where the branch runs: tests of both front ends)
+CONST_EXPR_BRANCH_BODY = '''
+with domain_loop(0, 8, 1):
+    if cutlass.const_expr(FAST):
+        v = src.get_item()
+    else:
+        v = src.get_item()
+        dst.set_item(data=undefined_name)  # here
+    dst.set_item(data=v)
+'''
+
+
+def const_expr_branch_program(fast: bool) -> str:
+    """copy_program with CONST_EXPR_BRANCH_BODY, `FAST = fast`."""
+    return copy_program(CONST_EXPR_BRANCH_BODY, extra=f"\nimport cutlass\n\nFAST = {fast}\n")
+
+
 def custom_program(build: str, extra: str = "") -> str:
     """Src/Dst classes plus `extra` definitions and a hand-written `build()`."""
     return _HEADER + extra + "\n\n" + textwrap.dedent(build)
