@@ -113,8 +113,9 @@ class _JitSpans(cst.CSTVisitor):
     function (outermost)."""
     METADATA_DEPENDENCIES = (PositionProvider,)
 
-    def __init__(self):
+    def __init__(self, dec_name):
         self.spans = []
+        self.dec_name = dec_name          # agreement_host.dec_name
 
     def visit_ClassDef(self, node):
         pos = self.get_metadata(PositionProvider, node)
@@ -122,18 +123,16 @@ class _JitSpans(cst.CSTVisitor):
         return False
 
     def visit_FunctionDef(self, node):
-        names = [d.decorator.attr.value if isinstance(d.decorator, cst.Attribute) else
-                 d.decorator.value if isinstance(d.decorator, cst.Name) else "" for d in node.decorators]
-        if any(n in ("jit", "kernel") for n in names):
+        if any(self.dec_name(d) in ("jit", "kernel") for d in node.decorators):
             pos = self.get_metadata(PositionProvider, node)
             self.spans.append((pos.start.line, pos.end.line))
             return False
 
 
-def del_jit_line(stem: str, text: str, per_file: int, rnd: random.Random) -> list:
+def del_jit_line(stem: str, text: str, per_file: int, rnd: random.Random, dec_name) -> list:
     """[(name, text, family, tutorial)]: `per_file` lines inside a class or a JIT function
     deleted, one each, drawn among the code lines whose deletion leaves the file parseable."""
-    v = _JitSpans()
+    v = _JitSpans(dec_name)
     MetadataWrapper(cst.parse_module(text)).visit(v)
     inside = {n for a, b in v.spans for n in range(a, b + 1)}
     lines = text.splitlines(keepends=True)
@@ -153,7 +152,7 @@ def del_jit_line(stem: str, text: str, per_file: int, rnd: random.Random) -> lis
     return out
 
 
-def generate(tutorials: dict, per_file: int, seed: int, lines_per_file: int, line_seed: int) -> list:
+def generate(tutorials: dict, per_file: int, seed: int, lines_per_file: int, line_seed: int, dec_name) -> list:
     rnd = random.Random(seed)
     out = []
     for stem, text in sorted(tutorials.items()):
@@ -163,7 +162,7 @@ def generate(tutorials: dict, per_file: int, seed: int, lines_per_file: int, lin
     rnd = random.Random(line_seed)
     for stem, text in sorted(tutorials.items()):
         if stem not in _NO_LINE_EDITS:
-            out += del_jit_line(stem, text, lines_per_file, rnd)
+            out += del_jit_line(stem, text, lines_per_file, rnd, dec_name)
     return out
 
 
@@ -186,7 +185,8 @@ def main(argv=None) -> int:
     tutorials = A.tutorials_or_report(args.tutorials)
     if not tutorials:
         return 2
-    variants = generate(tutorials, args.per_file, args.seed, args.lines_per_file, args.line_seed)
+    variants = generate(tutorials, args.per_file, args.seed, args.lines_per_file, args.line_seed,
+                        A._host.dec_name)
     bases = [(f"{stem}__base", text, "base", stem) for stem, text in sorted(tutorials.items())]
     folder = Path(tempfile.mkdtemp(prefix="ts_jit_edits_"))
     cache = A.cached_verdicts(bases + variants, folder, Path(args.reference_cache), not args.no_reference_runs,

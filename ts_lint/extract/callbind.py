@@ -20,9 +20,6 @@ import libcst as cst
 
 from .frames import param_list
 
-_JIT_DECORATORS = ("jit", "kernel")
-
-
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
@@ -81,7 +78,8 @@ def check_call(it, func, args: list, kwargs: dict, node, implicit: int) -> None:
     spelt_kw = [a.keyword.value for a in node.args if a.keyword is not None]
     if spelt_pos + implicit != len(args) or sorted(spelt_kw) != sorted(kwargs):
         return                     # the interpreter's arguments are not the call's own
-    if any(_decorator_name(d) not in _JIT_DECORATORS for d in func.node.decorators):
+    from .workbody import _dsl_decorator
+    if not all(_dsl_decorator(d) for d in func.node.decorators):
         return
     if any(f.maybe_returned for f in it.frames):
         return
@@ -102,13 +100,3 @@ def check_call(it, func, args: list, kwargs: dict, node, implicit: int) -> None:
         pass
     it.certain_error(node, "TS974", text, related=related)
 
-
-def _decorator_name(d: cst.Decorator) -> str:
-    e = d.decorator
-    if isinstance(e, cst.Call):
-        e = e.func
-    if isinstance(e, cst.Attribute):
-        return e.attr.value
-    if isinstance(e, cst.Name):
-        return e.value
-    return ""

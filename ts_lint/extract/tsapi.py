@@ -1043,21 +1043,14 @@ def _compile_without_jit(it, fn: FuncVal, call: cst.Call) -> None:
     CALL_MISSING_JIT_DECORATOR before tracing anything; the run stops there, as the
     exception would stop it (`Interpreter.certain_error`'s guards apply). A function with
     any decorator is not judged (ts-lint may not know what the decorator returns). The
-    fix adds `@cute.jit` above the def when the def is in this module and the module
-    names `cutlass.cute` `cute` there."""
-    from ts_runtime.diagnostics import Edit, Fix, Related
-    node = fn.node
-    fix = related = None
+    fix is TS973's (`workbody.jit_fix`): `@cute.jit` above the def."""
+    from ts_runtime.diagnostics import Related
+    from .workbody import jit_fix
     try:
-        at = it.rng(node)
+        related = [Related(it.rng(fn.node.name), f"'{fn.name}' is defined here, without @cute.jit")]
     except Exception:          # a def in another module: no range here
-        at = None
-    if at is not None:
-        related = [Related(it.rng(node.name), f"'{fn.name}' is defined here, without @cute.jit")]
-        if getattr(it.lookup("cute", fn.closure), "qualname", None) == "cutlass.cute":
-            start = type(at)(at.path, at.line, 0, at.line, 0)
-            indent = " " * at.column
-            fix = Fix("Decorate the function with @cute.jit", (Edit(start, f"{indent}@cute.jit\n"),), "unsafe")
+        related = None
+    fix = jit_fix(it, fn)
     it.certain_error(call.args[0].value, "TS972",
                      f"'{fn.name}' is passed to cute.compile() but is not a @cute.jit function: the CuTe DSL "
                      "raises DSLUserCodeError (CALL_MISSING_JIT_DECORATOR: Function must be decorated with "

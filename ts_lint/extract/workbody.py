@@ -468,9 +468,9 @@ def runtime_truth_message(text: str, fname: str, where: str = "") -> str:
 
 
 def jit_fix(it, func):
-    """TS973's unsafe fix: `@cute.jit` on the line of the function's `def` (below any work
-    decorator, the order TS241 asks for), when the def is in the file being linted and its
-    module names `cutlass.cute` `cute`; else None."""
+    """The unsafe fix of TS972 / TS973: `@cute.jit` on the line of the function's `def`
+    (below any work decorator, the order TS241 asks for), when the def is in the file being
+    linted and its module names `cutlass.cute` `cute`; else None."""
     from ts_runtime.diagnostics import Edit, Fix
     node = getattr(func, "node", None)
     if not isinstance(node, cst.FunctionDef) or \
