@@ -23,6 +23,7 @@ from ts_runtime.checker.causal import causal_run
 from ts_runtime.checker.compile import CompileContext, compile_program
 from ts_runtime.checker.expand import variants
 from ts_runtime.checker.explore import explore
+from ts_runtime.checker.state import PROD_HELD, race_overlap
 from ts_runtime.enums import PipelineType
 
 AA, AU, UA, TU, UU = (PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync,
@@ -82,11 +83,52 @@ def programs(k, tiles=1):
     return [compile_program(k, v, tiles, ctx) for v in variants(k, tiles=tiles)]
 
 
+def races_at(prog, state) -> set:
+    """The race keys of a state (held tuple in place): explore's race scan, written out
+    again from model.md §9 (held entries but acquired ones, and the pending accesses of
+    the tasks at a work step)."""
+    lay = prog.layout
+    items = [(e[0], e[1], e[2], e[3], e[6]) for e in state[lay.held_idx] if e[2] != PROD_HELD]
+    for i, tops in enumerate(prog.ops):
+        c = state[i]
+        if c < len(tops) and tops[c].pend is not None:
+            p = tops[c].pend
+            items.append((p[0], p[1], p[2], i, p[3]))
+    return {("race", frozenset({(x[3], x[4], x[0], x[2]), (y[3], y[4], y[0], y[2])}))
+            for n, x in enumerate(items) for y in items[n + 1:] if race_overlap(prog.alias, x, y) is not None}
+
+
+def runs_path(prog, path) -> bool:
+    """Whether `path` ((task, position) steps) is a run of the program: each task's steps
+    in order, each one enabled (its pool holds a credit) when it runs."""
+    s = list(prog.initial_state())
+    for i, c in path:
+        op = prog.ops[i][c]
+        if s[i] != c or (op.bidx >= 0 and s[op.bidx] <= 0):
+            return False
+        s = list(replay_from(prog, s, i, c))
+    return True
+
+
+def replay_from(prog, s, i, c):
+    simple, rest = prog.ops[i][c].step
+    s = list(s)
+    s[i] = c + 1
+    for k, d in simple:
+        s[k] += d
+    if rest is not None:
+        for k, m, cc, d in rest[0]:
+            s[k] = (s[k] + 1) % m
+            if s[k] == 0:
+                s[cc] += d
+    return s
+
+
 def agrees(k, note=None, tiles=None):
     """causal_run's answers against the full search, run by run; then whole checks, with
     and without it. Returns how many runs causal_run decided race-free (`note`:
     hypothesis.event, to count its answers)."""
-    answered = predicted = 0
+    answered = predicted = decided_racy = 0
     for prog, witness in ((p, w) for p in programs(k, 1 if tiles is None else tiles) for w in (True, False)):
         # (without a witness, the accesses that can race with nothing are not followed)
         got = causal_run(prog, 1_000_000, None, witness)
@@ -100,6 +142,22 @@ def agrees(k, note=None, tiles=None):
             assert {f.key for f in searched.findings} <= got
             assert all(f.kind == "race" for f in searched.findings)
             continue
+        if got.findings:
+            # races decided without the search: exactly the races the search finds, each
+            # with a shortest counterexample (as deep as the unreduced search meets it
+            # first), a run of the program that ends in a state with that race
+            decided_racy += 1
+            naive = explore(prog, reduce=False, symmetry=False, max_findings=10**6)
+            assert searched.finished and naive.finished
+            keys = {f.key for f in got.findings}
+            assert keys == {f.key for f in searched.findings} == {f.key for f in naive.findings}
+            assert len(keys) == len(got.findings) and all(f.kind == "race" for f in got.findings)
+            depth = {f.key: len(f.path) for f in naive.findings}
+            for f in got.findings:
+                assert len(f.path) == depth[f.key]
+                assert runs_path(prog, f.path)
+                assert f.key in races_at(prog, f.state)
+            continue
         answered += 1
         assert searched.finished and not searched.findings and searched.complete_states >= 1
         assert got.complete_states == 1
@@ -112,18 +170,25 @@ def agrees(k, note=None, tiles=None):
             assert got.complete_path is None and got.complete_state is None
     if note is not None:
         note(f"runs decided race-free by causal_run: {'some' if answered else 'none'}")
-        note(f"runs with races predicted by causal_run: {'some' if predicted else 'none'}")
+        note(f"runs with races decided by causal_run: {'some' if decided_racy else 'none'}")
+        note(f"runs with races left to the search by causal_run: {'some' if predicted else 'none'}")
     with_it = check_kernel(k, max_findings=10**6, tiles=tiles)
     without = check_kernel(k, causal=False, max_findings=10**6, tiles=tiles)
     assert with_it.complete == without.complete
     # a walk follows one path of the reduced graph (its macro-steps), and a search with
-    # expected races stops early: never more states than the search
-    assert with_it.states_explored <= without.states_explored
+    # expected races stops early: never more states than the search (a race decided
+    # without the search counts the walk's states, which the search, stopping at each race,
+    # may not all visit)
+    if not with_it.diagnostics:
+        assert with_it.states_explored <= without.states_explored
 
-    def diags(r):
+    def diags(r, trace=True):
         return [(d.code, d.message, d.range.line, [x.range.line for x in d.related],
-                 [(s.task, s.step, s.range.line) for s in d.trace]) for d in r.diagnostics]
-    assert diags(with_it) == diags(without)
+                 [(s.task, s.step, s.range.line) for s in d.trace] if trace else None) for d in r.diagnostics]
+    # the same diagnostics; a race decided without the search has a counterexample no
+    # longer than the reduced search's (which is shortest in the reduced graph)
+    assert diags(with_it, False) == diags(without, False)
+    assert all(len(a.trace) <= len(b.trace) for a, b in zip(with_it.diagnostics, without.diagnostics))
     # stopping at the first finding: the same first finding
     first = check_kernel(k, early_exit=True, tiles=tiles)
     assert diags(first) == diags(check_kernel(k, early_exit=True, causal=False, tiles=tiles))
@@ -210,23 +275,33 @@ def test_an_ordered_epilogue_over_the_mainloop_is_decided_by_one_walk(a_type, ac
     assert agrees(k) == 2       # decided with and without a witness
 
 
-def test_a_race_is_searched_until_every_predicted_race_is_found():
+def test_the_races_of_one_happens_before_order_are_decided_without_the_search():
     # two producer/consumer pairs on overlapping buffers (test_races.two_pairs): the five
-    # racing pairs are found by state 21 of the 183 the full search visits
+    # racing pairs the full search finds (183 states), each at the depth the unreduced
+    # search first meets it (the reduced search meets four of them two steps later)
     kb, _ = two_pairs()
     k = kb.build()
     (prog,) = programs(k)
     got = causal_run(prog, 1_000_000, None, True)
     full = explore(prog)
-    assert isinstance(got, frozenset) and got == {f.key for f in full.findings} and len(got) == 5
-    assert [f.state_no for f in full.findings] == [7, 19, 19, 21, 21] and full.states == 183
+    naive = explore(prog, reduce=False, symmetry=False)
+    assert [len(f.path) for f in full.findings] == [6, 11, 11, 11, 11] and full.states == 183
+    assert [len(f.path) for f in naive.findings] == [6, 9, 9, 9, 9]
+    assert {f.key for f in got.findings} == {f.key for f in full.findings} == {f.key for f in naive.findings}
+    assert [len(f.path) for f in got.findings] == [6, 9, 9, 9, 9]
+    for f in got.findings:
+        assert runs_path(prog, f.path) and f.key in races_at(prog, f.state)
+    # the walk's states are counted
     r = check_kernel(k)
-    assert r.states_explored == 21
+    assert r.states_explored == got.states == 23
     plain = check_kernel(k, causal=False)
     assert plain.states_explored == 183
-    # the same diagnostics, counterexamples included
+    # the same diagnostic; its counterexample as short as the search's, the same steps in
+    # the walk's order (PA's acquire before PB's work) where the search's BFS has PB first
     assert codes(r.diagnostics) == ["TS802"]
-    assert [(d.message, d.trace) for d in r.diagnostics] == [(d.message, d.trace) for d in plain.diagnostics]
+    assert [d.message for d in r.diagnostics] == [d.message for d in plain.diagnostics]
+    mine, its = ([(s.task, s.step) for s in x.diagnostics[0].trace] for x in (r, plain))
+    assert len(mine) == len(its) == 6 and sorted(mine) == sorted(its) and mine != its
 
 
 def _overlapping(stages_a, tasks):
@@ -244,7 +319,7 @@ def test_with_early_exit_a_race_the_walk_meets_is_left_to_the_search():
     # whose write of b (aliasing a) is pending while PA's write of a is unpublished
     k = _overlapping(1, [("P", "PA", "a", 2), ("P", "PB", "b", 2), ("C", "CA", "a", 2), ("C", "CB", "b", 2)])
     (prog,) = programs(k)
-    assert isinstance(causal_run(prog, 1_000_000, None, True), frozenset)
+    assert causal_run(prog, 1_000_000, None, True).findings
     assert causal_run(prog, 1_000_000, None, True, early_exit=True) is None
     r = check_kernel(k, early_exit=True)
     assert codes(r.diagnostics) == ["TS802"]
@@ -257,7 +332,7 @@ def test_a_dma_read_that_outlives_its_release_is_predicted():
     (prog,) = programs(k)
     got = causal_run(prog, 1_000_000, None, True)
     full = explore(prog)
-    assert isinstance(got, frozenset) and got == {f.key for f in full.findings}
+    assert {f.key for f in got.findings} == {f.key for f in full.findings} and len(got.findings) == 1
     assert codes(check_kernel(k).diagnostics) == ["TS802"]
 
 

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from kbuild import CONSUMER_OPS, PRODUCER_OPS, KernelBuilder, guarded, sides
 from ts_runtime.checker import check_kernel
+from ts_runtime.checker.explore import ReplayedFinding
 from ts_runtime.enums import PipelineType
 
 TYPES = [PipelineType.AsyncAsync, PipelineType.AsyncUmma, PipelineType.UmmaAsync, PipelineType.TmaUmma]
@@ -95,7 +96,10 @@ def test_reduced_and_naive_agree(k):
     reduced = check_kernel(k, max_findings=10**6)
     assert reduced.complete
     assert keys(reduced) == keys(naive)
-    assert reduced.states_explored <= naive.states_explored
+    # (races decided from the happens-before order count the walk's states, which the
+    # naive search, stopping at each race, may not all visit: causal.py)
+    if not any(isinstance(f, ReplayedFinding) for r in reduced.runs for f in r.findings):
+        assert reduced.states_explored <= naive.states_explored
     por_only = check_kernel(k, symmetry=False, max_findings=10**6)
     assert keys(por_only) == keys(naive)
     sym_only = check_kernel(k, reduce=False, max_findings=10**6)

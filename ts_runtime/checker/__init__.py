@@ -158,7 +158,7 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         else:
             # an aliased run decided by its happens-before order (causal.py): race-free,
             # or searched until every race it can have is found
-            got = causal_run(item, max_states, deadline, witness, early_exit) \
+            got = causal_run(item, max_states, deadline, witness, early_exit, max_findings) \
                 if item.aliased and reduce and symmetry and causal else None
             if isinstance(got, RunResult):
                 run = got
@@ -281,8 +281,11 @@ def _verb(access: int) -> str:
 def _describe(kernel, prog, f: Finding):
     """(message, primary range, related, key by source lines) of one finding."""
     lay = prog.layout
-    frame = f.detail.get("frame", list(range(lay.tasks)))
-    cur = {real: f.state[idx] for idx, real in enumerate(frame)}
+    if f.kind != RACE:
+        # the cursors of the finding's state, by real task (a race's state is not read: a
+        # race found without the search makes it only on demand)
+        frame = f.detail.get("frame", list(range(lay.tasks)))
+        cur = {real: f.state[idx] for idx, real in enumerate(frame)}
     if f.kind == DEADLOCK:
         # the blocked steps in source order (then task order): a state and its images under
         # task symmetry (the reduced search may meet either) give the same primary line
@@ -374,7 +377,7 @@ def _diagnostics(kernel, runs, progs, result, show_tiles=False) -> List[Diagnost
         kind = key[0]
         normal = [it for it in items if it[0].program.variant.all_normal]
         pool = normal or items
-        first = min(pool, key=lambda it: (it[5], pool.index(it)))
+        first = min(enumerate(pool), key=lambda n_it: (n_it[1][5], n_it[0]))[1]
         if not normal:
             code = "TS804"
             suffix = first[0].program.variant.describe()

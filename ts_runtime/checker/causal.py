@@ -44,13 +44,13 @@ and the run is searched in full (docs/checker.md §4, "Aliased runs").
 from __future__ import annotations
 
 import time
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import Dict, List, Optional, Union
 
-from .explore import RACE, RunResult, trails
+from .explore import RACE, ReplayedFinding, RunResult, trails
 from .program import Program
 from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, TAG, UNCOVERED, UWORK, WAIT, \
-    apply_held, race_overlap
+    WRITES, apply_held, race_overlap
 
 __all__ = ["causal_run"]
 
@@ -59,7 +59,7 @@ _CLOCK_EVERY = 1024       # steps between reads of the clock for the deadline
 
 
 def causal_run(prog: Program, max_states: int, deadline: Optional[float],
-               witness: bool, early_exit: bool = False) -> Union[RunResult, frozenset, None]:
+               witness: bool, early_exit: bool = False, max_findings: int = 64) -> Union[RunResult, frozenset, None]:
     """For an aliased run whose happens-before order decides it (module docstring): the
     search's result when no two conflicting accesses can be live in one state; else the
     keys (explore.Finding.key) of every race the run can have, a superset of those the
@@ -126,14 +126,16 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     gclk: Dict[int, List[tuple]] = {p: [] for p in givers}   # clock of each give
     taken: Dict[int, int] = {}
     ns = [len(t) for t in ops]
-    path: Optional[List[tuple]] = [] if witness else None
+    path: List[tuple] = []                 # the walk's steps, in order
     # An access's life: ((resource, slot, access, task, entry index), clock of the step
-    # that starts it, the step (task, position) that ends it or None). A step with clock k
-    # follows step (j, d) iff k[j] > d.
+    # that starts it, the step (task, position) that ends it or None, the held entry (None:
+    # a pending work access), the step that starts it (a pending access: the work step)).
+    # A step with clock k follows step (j, d) iff k[j] > d.
     lives: List[tuple] = []
-    open_: Dict[tuple, tuple] = {}         # held entry -> clock of the step that added it
+    open_: Dict[tuple, tuple] = {}         # held entry -> (clock, step) of the step that added it
     touching: List[tuple] = []             # (entries a step reads or makes, task, position, clock)
     kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
+    tags: List[tuple] = []                 # (completion tag action, task, position, clock)
     foreign: List[tuple] = []              # (entry dropped by another task, that task, position, clock)
     readers: Dict[tuple, list] = {}        # (resource, slot) -> (task, position, clock) of the steps reading it
     steps = 0                              # transitions, counted as the search does
@@ -185,7 +187,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             if b >= 0:
                 return None
             if racy is None or (p[0], p[1]) in racy:
-                lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c)))
+                lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c), None, (i, c)))
         if early_exit:
             # the walk's own states are reachable: a race in one of them will be found by
             # the search, which stops there
@@ -225,17 +227,20 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                         (len(added) > 1 and len(set(added)) != len(added)):
                     return None            # two equal entries: lives could not be told apart
                 for e in dropped:
-                    lives.append(((e[0], e[1], e[2], e[3], e[6]), open_.pop(e), (i, c)))
+                    ks, st = open_.pop(e)
+                    lives.append(((e[0], e[1], e[2], e[3], e[6]), ks, (i, c), e, st))
                     if e[3] != i:
                         foreign.append((e, i, c, clk))
                 for e in added:
                     if early_exit and _conflicts(alias, e, open_, now):
                         return None
-                    open_[e] = clk
+                    open_[e] = (clk, (i, c))
                 for a in hact:
                     kind = a[0]
                     if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
                         kills.append((a, i, c, clk))
+                    elif kind == TAG:
+                        tags.append((a, i, c, clk))
                     if held:
                         # the task's own entries the action reads (state.apply_held): a work
                         # call or a wait looks for its entry of the stage; a completion's tag
@@ -268,9 +273,8 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 gclk[k].append(clk)
             elif d < 0:
                 taken[k] = taken.get(k, 0) - d
-        if path is not None:
-            path.append((i, c))
-    lives.extend(((e[0], e[1], e[2], e[3], e[6]), start, None) for e, start in open_.items())
+        path.append((i, c))
+    lives.extend(((e[0], e[1], e[2], e[3], e[6]), ks, None, e, st) for e, (ks, st) in open_.items())
 
     # ---- 2. unordered steps of different tasks have commuting held actions: an action
     # that drops other tasks' entries (an acquire of a DMA-read stage, a wait, a
@@ -305,6 +309,31 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 if jj == j and cj[i] <= c and ci[j] <= d:
                     return None
 
+    # ---- (tags) a DMA read that the walk dropped (its stage's next acquire) before its own
+    # task's completion tagged it: in other runs the tag comes first, and the read is then
+    # also dropped by the completion's wait. Its tagged life is added (live only where the
+    # walk's untagged life is: no new race key, but the states where the search can meet
+    # one), and the tag ends the untagged life (`retagged`, for _race_run's exact lives).
+    retagged: Dict[int, tuple] = {}
+    if tags and not early_exit:
+        by_task: Dict[int, list] = {}
+        for t in tags:
+            by_task.setdefault(t[1], []).append(t)
+        extra = []
+        for life in lives:
+            item, ks, end, e, st = life
+            if e is None or e[4] != -1 or e[2] < CONS_HELD or end is None or end[0] == e[3]:
+                continue
+            j = e[3]
+            for a, tj, tc, tk in by_task.get(j, ()):
+                if tc < ks[j] or e[0] not in a[3]:
+                    continue               # before the read, or not a tag of its resource
+                if tk[end[0]] <= end[1]:   # (else the tag follows the drop in every run)
+                    retagged[id(life)] = (tj, tc)
+                    extra.append((item, tk, end, e[:4] + (a[1], a[2]) + e[6:], (tj, tc)))
+                break
+        lives.extend(extra)
+
     # ---- 3. the conflicting accesses that can be live in one state
     by_res: Dict[int, Dict[int, list]] = {}
     for x in lives:
@@ -312,6 +341,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         if item[2] != PROD_HELD:
             by_res.setdefault(item[0], {}).setdefault(item[1], []).append(x)
     races = set()
+    pairs: List[tuple] = []                # (key, life, life, resource, resource) per instance
     for ra, rb in prog.alias_pairs:
         xs, ys = by_res.get(ra), by_res.get(rb)
         if xs is None or ys is None:
@@ -323,8 +353,10 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 others = ys.get(slot, []) + ys.get(-1, [])
             if not others:
                 continue
-            for x, kx, ex in group:
-                for y, ky, ey in others:
+            for lx in group:
+                x, kx, ex = lx[0], lx[1], lx[2]
+                for ly in others:
+                    y, ky, ey = ly[0], ly[1], ly[2]
                     if race_overlap(alias, x, y) is None:
                         continue
                     # both live after the steps that start them, unless one ends before
@@ -333,8 +365,15 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     if ey is not None and (kx[ey[0]] > ey[1] or ky[ey[0]] > ey[1]):
                         continue
                     # explore's race key of the pair
-                    races.add((RACE, frozenset({(x[3], x[4], ra, x[2]), (y[3], y[4], rb, y[2])})))
+                    key = (RACE, frozenset({(x[3], x[4], ra, x[2]), (y[3], y[4], rb, y[2])}))
+                    races.add(key)
+                    pairs.append((key, lx, ly, ra, rb))
     if races:
+        if not early_exit:
+            got = _race_run(prog, pairs, kills, retagged, path, max_findings, max_states, t0)
+            if got is not None:
+                got.states = steps + 1
+                return got
         return frozenset(races)
 
     result = RunResult(prog, max_states=max_states)
@@ -355,3 +394,170 @@ def _conflicts(alias: dict, x: tuple, held, pending: dict) -> bool:
         return False
     return any(y[2] != PROD_HELD and race_overlap(alias, x, y) is not None
                for y in (*held, *pending.values()))
+
+
+def _race_run(prog: Program, pairs: List[tuple], kills: List[tuple], retagged: Dict[int, tuple],
+              order: List[tuple], max_findings: int, max_states: int, t0: float) -> Optional[RunResult]:
+    """The search's findings for an aliased run with races, from the happens-before order
+    alone (docs/checker.md §4, "Aliased runs with races"); None when they cannot be told
+    without the search.
+
+    The states of the run are its down-closed sets of steps, each named by its cursor
+    vector J (step (j, d) is in J iff J[j] > d). A held entry is live in J iff the step
+    that adds it is in J and no step that drops it is: its walk's dropper, or any other
+    step, after the one that adds it, whose action drops it (a wait drops its stage's
+    writes, a DMA-read stage's next acquire its reads, a completion wait the reads tagged
+    with its round). A pending work access is live iff J[task] is its step. The smallest
+    state in which two accesses are live together is the join M of the clocks that start
+    them; they are live together somewhere iff they are live in M, and the search can
+    meet the pair first in M: |M| steps, the shortest counterexample.
+
+    The search does not go on past a race (it does not advance a task whose pending
+    access races in the state): so M counts only if some run reaches it without such a
+    step. The walk's order restricted to M is one run to M; if it takes no such step,
+    the pair is found, at M. Each race key takes its instance with the smallest M; if
+    the walk's order to that M takes a blocked step, the search decides (None)."""
+    T = prog.layout.tasks
+    # every step that drops other tasks' entries, by what it drops (state.apply_held)
+    drops: Dict[tuple, list] = {}
+    for a, i, c, clk in kills:
+        kind = a[0]
+        key = ("clear", a[1]) if kind == CLEAR else (a[1], a[2])
+        drops.setdefault(key, []).append((kind, a, i, c))
+    ends: Dict[int, tuple] = {}            # id(life) -> per task, the first step that ends it
+
+    def life_ends(life) -> tuple:
+        """Per task j: the first position of j whose step ends the life (len: never)."""
+        got = ends.get(id(life))
+        if got is not None:
+            return got
+        item, ks, end, e, st = life
+        first = [_NEVER] * T
+        if e is None:                      # a pending access: its work step ends it
+            first[st[0]] = st[1]
+        else:
+            if end is not None:
+                first[end[0]] = end[1]
+            tag = retagged.get(id(life))
+            if tag is not None and tag[1] < first[tag[0]]:
+                first[tag[0]] = tag[1]
+            cands = list(drops.get((e[0], e[1]), ()))
+            if e[4] >= 0:
+                cands.extend(drops.get(("clear", e[4]), ()))
+            for kind, a, j, d in cands:
+                if ks[j] > d or d >= first[j]:
+                    continue               # before the entry is made, or not the first
+                if kind == WAIT:
+                    hit = e[2] <= PROD and e[4] != UNCOVERED
+                elif kind == CLEAR:
+                    hit = e[4] == a[1] and e[5] <= a[2]
+                else:                      # an acquire of a DMA-read stage
+                    hit = e[2] >= CONS_HELD
+                if hit:
+                    first[j] = d
+        got = ends[id(life)] = tuple(first)
+        return got
+
+    def live(life, J) -> bool:
+        st = life[4]
+        if life[3] is None:
+            return J[st[0]] == st[1]
+        if J[st[0]] <= st[1]:
+            return False
+        return all(j <= e for j, e in zip(J, life_ends(life)))
+
+    # the instances live together in their smallest state, by race key
+    best: Dict[tuple, tuple] = {}
+    partners: Dict[int, list] = {}         # id(pending life) -> the lives it can race with
+    for key, lx, ly, ra, rb in pairs:
+        M = tuple(map(max, lx[1], ly[1]))
+        if not (live(lx, M) and live(ly, M)):
+            continue
+        for p, q in ((lx, ly), (ly, lx)):
+            if p[3] is None:
+                partners.setdefault(id(p), []).append(q)
+        rank = (sum(M), M)
+        old = best.get(key)
+        if old is None or rank < old[0]:
+            best[key] = (rank, lx, ly, ra, rb)
+    # the pending work step of each life that can race: (task, position) -> life
+    pending = {life[4]: life for key, lx, ly, ra, rb in pairs for life in (lx, ly)
+               if life[3] is None and id(life) in partners}
+    result = RunResult(prog, max_states=max_states)
+    alias = prog.alias
+    # the pending steps that can race, in the walk's order
+    early = sorted(pending, key={st: n for n, st in enumerate(order)}.__getitem__) if pending else []
+    paths: Dict[tuple, list] = {}
+    for (depth, M), lx, ly, ra, rb in sorted(best.values(), key=lambda b: b[0]):
+        if len(result.findings) >= max_findings:
+            break
+        path = paths.get(M)
+        if path is None:
+            path = paths[M] = _run_to(M, order, early, pending, partners, live, T)
+            if path is None:
+                return None
+        w, o = [_item(life) for life in (lx, ly)]
+        ov = race_overlap(alias, w, o)
+        if w[2] not in WRITES:
+            w, o = o, w
+        key = (RACE, frozenset({(w[3], w[4], w[0], w[2]), (o[3], o[4], o[0], o[2])}))
+        detail = {"writer": w, "other": o, "overlap": ov, "frame": list(range(T))}
+        f = ReplayedFinding(RACE, key, None, path, (w[3], o[3]), detail, depth + 1)
+        f.program = prog
+        result.findings.append(f)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+_NEVER = 1 << 62
+
+
+def _run_to(M: tuple, order: List[tuple], early: List[tuple], pending: dict, partners: dict, live,
+            T: int) -> Optional[List[tuple]]:
+    """A run to state M (cursor vector) that never advances a task whose pending access
+    races in the state it leaves, or None if this one construction finds none.
+
+    The run takes the walk's order, except that each pending access that can race and
+    that M runs is run as early as it can be: first the down-closure of the first such
+    step, then of the next, ..., then the rest of M, each part in the walk's order. A
+    racing pending access is then past before the accesses that start after it (in the
+    happens-before order) can meet it."""
+    # per task, the cumulative bounds of the parts: part k holds the steps (i, c) with
+    # bounds[k-1][i] <= c < bounds[k][i]
+    cuts: List[List[int]] = [[] for _ in range(T)]
+    B = [0] * T
+    for st in early:
+        i, c = st
+        if c >= M[i] or B[i] > c:
+            continue                     # not in M, or already in an earlier part
+        life = pending[st]
+        prev = life[1]                   # the work step's predecessors, and the step itself
+        for j in range(T):
+            v = c + 1 if j == i else prev[j]
+            if v > B[j]:
+                B[j] = v
+        for j in range(T):
+            cuts[j].append(B[j])
+    n = len(cuts[0])
+    parts: List[List[tuple]] = [[] for _ in range(n + 1)]
+    for st in order:
+        i, c = st
+        if c < M[i]:
+            parts[bisect_right(cuts[i], c)].append(st)
+    J = [0] * T
+    path = []
+    for part in parts:
+        for st in part:
+            p = pending.get(st)
+            if p is not None and any(live(q, J) for q in partners[id(p)]):
+                return None
+            J[st[0]] += 1
+            path.append(st)
+    return path
+
+
+def _item(life) -> tuple:
+    """explore's race-scan item of a life: (resource, slot, access, task, entry index,
+    pending, uncovered write)."""
+    item, e = life[0], life[3]
+    return item + (e is None, e is not None and e[4] == UNCOVERED)

@@ -40,7 +40,7 @@ from .program import Program
 from .reduce import make_canonicalizer, por_tables, symmetry_classes
 from .state import PROD_HELD, UNCOVERED, WRITES, apply_held, race_overlap
 
-__all__ = ["Finding", "RunResult", "explore"]
+__all__ = ["Finding", "ReplayedFinding", "RunResult", "explore", "replay"]
 
 _bidx, _step, _pend, _launch = (attrgetter("bidx"), attrgetter("step"), attrgetter("pend"),
                                 attrgetter("launch"))
@@ -57,6 +57,49 @@ class Finding:
     tasks: Tuple[int, ...]          # real task indices involved (blocked tasks / racing pair / launcher)
     detail: dict = field(default_factory=dict)
     state_no: int = 0               # BFS order of the state (1-based)
+
+
+class ReplayedFinding(Finding):
+    """A finding made without the search (causal.py): its state is made on first read,
+    by running its path from the initial state, as most checks never show it."""
+
+    program: Program = None
+
+    @property
+    def state(self) -> tuple:
+        got = self.__dict__.get("_state")
+        if got is None:
+            got = self.__dict__["_state"] = replay(self.program, self.path)
+        return got
+
+    @state.setter
+    def state(self, value) -> None:
+        self.__dict__["_state"] = value
+
+
+def replay(prog: Program, path) -> tuple:
+    """The state (held tuple in place, as Finding.state) after running `path` ((task,
+    position) steps, each task's in order) from the initial state."""
+    lay = prog.layout
+    pdl_idx, held_idx = lay.pdl_idx, lay.held_idx
+    s = list(prog.initial_state())
+    held = s[held_idx]
+    for i, c in path:
+        simple, rest = prog.ops[i][c].step
+        s[i] = c + 1
+        for k, d in simple:
+            s[k] += d
+        if rest is not None:
+            rounds, pdl_wait, hact, eidx = rest
+            for k, m, cc, d in rounds:
+                v = s[k] = (s[k] + 1) % m
+                if v == 0:
+                    s[cc] += d
+            if pdl_wait:
+                s[pdl_idx] = 1
+            if hact:
+                held = apply_held(held, hact, i, eidx)
+    return tuple(s[:held_idx]) + (held,)
 
 
 @dataclass
