@@ -33,10 +33,13 @@ So one walk decides the run:
 
 When no two conflicting accesses (model.md §9, "Race") can be live together, the run
 has no race, and (as the walk finished) no deadlock: the result is the search's
-verdict, with the walk's states counted. When some can, their pairs are every race the
+verdict, with the walk's states counted. When some can, their pairs hold every race the
 search can find (it finds no deadlock either, and no PDL order violation as there is
-no launch): the search is run, with these keys, and stops once it has recorded them
-all, with the same findings and counterexamples as the whole search. Anything else (a
+no launch), and `_race_run` tells which it finds and gives each the shortest run to
+it: exact lives, the smallest state of each pair, a run there that passes no race
+(docs/checker.md §4). Where it cannot build that run, the search is run with the keys
+and stops once it has recorded them all, with the same findings and counterexamples
+as the whole search. Anything else (a
 pool with two givers or takers, a round counter with two arriving tasks, steps that
 do not commute, a PDL launch, a deadlock, the state cap or the deadline) returns None
 and the run is searched in full (docs/checker.md §4, "Aliased runs").
@@ -61,7 +64,8 @@ _CLOCK_EVERY = 1024       # steps between reads of the clock for the deadline
 def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                witness: bool, early_exit: bool = False, max_findings: int = 64) -> Union[RunResult, frozenset, None]:
     """For an aliased run whose happens-before order decides it (module docstring): the
-    search's result when no two conflicting accesses can be live in one state; else the
+    search's result when no two conflicting accesses can be live in one state, or its
+    races with shortest counterexamples (`_race_run`, up to `max_findings`); else the
     keys (explore.Finding.key) of every race the run can have, a superset of those the
     search reports (it does not go on past a race), so that the search may stop once it
     has found them all (explore's `expect`). None: the run is to be searched in full.
