@@ -374,7 +374,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     pairs.append((key, lx, ly, ra, rb))
     if races:
         if not early_exit:
-            got = _race_run(prog, pairs, kills, retagged, path, max_findings, max_states, t0)
+            got = _race_run(prog, lives, pairs, kills, retagged, path, max_findings, max_states, t0)
             if got is not None:
                 got.states = steps + 1
                 return got
@@ -400,7 +400,7 @@ def _conflicts(alias: dict, x: tuple, held, pending: dict) -> bool:
                for y in (*held, *pending.values()))
 
 
-def _race_run(prog: Program, pairs: List[tuple], kills: List[tuple], retagged: Dict[int, tuple],
+def _race_run(prog: Program, lives: List[tuple], pairs: List[tuple], kills: List[tuple], retagged: Dict[int, tuple],
               order: List[tuple], max_findings: int, max_states: int, t0: float) -> Optional[RunResult]:
     """The search's findings for an aliased run with races, from the happens-before order
     alone (docs/checker.md §4, "Aliased runs with races"); None when they cannot be told
@@ -468,14 +468,26 @@ def _race_run(prog: Program, pairs: List[tuple], kills: List[tuple], retagged: D
             return J[st[0]] == st[1]
         if J[st[0]] <= st[1]:
             return False
-        return all(j <= e for j, e in zip(J, life_ends(life)))
+        for j, e in zip(J, life_ends(life)):
+            if j > e:
+                return False
+        return True
 
     # the instances live together in their smallest state, by race key
     best: Dict[tuple, tuple] = {}
     partners: Dict[int, list] = {}         # id(pending life) -> the lives it can race with
     for key, lx, ly, ra, rb in pairs:
         M = tuple(map(max, lx[1], ly[1]))
-        if not (live(lx, M) and live(ly, M)):
+        # (a pending access: live iff its task is at the work step; M has started it)
+        if lx[3] is None:
+            if M[lx[4][0]] != lx[4][1]:
+                continue
+        elif not live(lx, M):
+            continue
+        if ly[3] is None:
+            if M[ly[4][0]] != ly[4][1]:
+                continue
+        elif not live(ly, M):
             continue
         for p, q in ((lx, ly), (ly, lx)):
             if p[3] is None:
@@ -484,20 +496,19 @@ def _race_run(prog: Program, pairs: List[tuple], kills: List[tuple], retagged: D
         old = best.get(key)
         if old is None or rank < old[0]:
             best[key] = (rank, lx, ly, ra, rb)
-    # the pending work step of each life that can race: (task, position) -> life
-    pending = {life[4]: life for key, lx, ly, ra, rb in pairs for life in (lx, ly)
-               if life[3] is None and id(life) in partners}
+    # the pending work step of each life that can race: (task, position) -> life, in the
+    # walk's order (the order `lives` has them in)
+    pending = {life[4]: life for life in lives if life[3] is None and id(life) in partners} if partners else {}
+    early = list(pending)
     result = RunResult(prog, max_states=max_states)
     alias = prog.alias
-    # the pending steps that can race, in the walk's order
-    early = sorted(pending, key={st: n for n, st in enumerate(order)}.__getitem__) if pending else []
     paths: Dict[tuple, list] = {}
     for (depth, M), lx, ly, ra, rb in sorted(best.values(), key=lambda b: b[0]):
         if len(result.findings) >= max_findings:
             break
         path = paths.get(M)
         if path is None:
-            path = paths[M] = _run_to(M, order, early, pending, partners, live, T)
+            path = paths[M] = _run_to(M, depth, order, early, pending, partners, live, T)
             if path is None:
                 return None
         w, o = [_item(life) for life in (lx, ly)]
@@ -516,8 +527,8 @@ def _race_run(prog: Program, pairs: List[tuple], kills: List[tuple], retagged: D
 _NEVER = 1 << 62
 
 
-def _run_to(M: tuple, order: List[tuple], early: List[tuple], pending: dict, partners: dict, live,
-            T: int) -> Optional[List[tuple]]:
+def _run_to(M: tuple, depth: int, order: List[tuple], early: List[tuple], pending: dict, partners: dict,
+            live, T: int) -> Optional[List[tuple]]:
     """A run to state M (cursor vector) that never advances a task whose pending access
     races in the state it leaves, or None if this one construction finds none.
 
@@ -544,10 +555,14 @@ def _run_to(M: tuple, order: List[tuple], early: List[tuple], pending: dict, par
             cuts[j].append(B[j])
     n = len(cuts[0])
     parts: List[List[tuple]] = [[] for _ in range(n + 1)]
+    left = depth
     for st in order:
         i, c = st
         if c < M[i]:
-            parts[bisect_right(cuts[i], c)].append(st)
+            parts[bisect_right(cuts[i], c) if n else 0].append(st)
+            left -= 1
+            if not left:
+                break
     J = [0] * T
     path = []
     for part in parts:
