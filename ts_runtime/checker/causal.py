@@ -492,7 +492,10 @@ def _race_run(prog: Program, lives: List[tuple], pairs: List[tuple], kills: List
         for p, q in ((lx, ly), (ly, lx)):
             if p[3] is None:
                 partners.setdefault(id(p), []).append(q)
-        rank = (sum(M), M)
+        # the smallest state; between equally small ones, the one with the lower-index
+        # tasks further on (the walk's preference, so that of two mirrored tasks the
+        # first is named)
+        rank = (sum(M), tuple(-m for m in M), M)
         old = best.get(key)
         if old is None or rank < old[0]:
             best[key] = (rank, lx, ly, ra, rb)
@@ -503,7 +506,7 @@ def _race_run(prog: Program, lives: List[tuple], pairs: List[tuple], kills: List
     result = RunResult(prog, max_states=max_states)
     alias = prog.alias
     paths: Dict[tuple, list] = {}
-    for (depth, M), lx, ly, ra, rb in sorted(best.values(), key=lambda b: b[0]):
+    for (depth, _, M), lx, ly, ra, rb in sorted(best.values(), key=lambda b: b[0]):
         if len(result.findings) >= max_findings:
             break
         path = paths.get(M)
