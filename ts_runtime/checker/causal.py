@@ -418,9 +418,10 @@ def _race_run(prog: Program, lives: List[tuple], pairs: List[tuple], kills: List
 
     The search does not go on past a race (it does not advance a task whose pending
     access races in the state): so M counts only if some run reaches it without such a
-    step. The walk's order restricted to M is one run to M; if it takes no such step,
-    the pair is found, at M. Each race key takes its instance with the smallest M; if
-    the walk's order to that M takes a blocked step, the search decides (None)."""
+    step. `_run_to` builds one run to M; if it takes no such step, the pair is found, at
+    M. Each race key takes its instance with the smallest M; if the run to that M takes
+    a blocked step (the pair may be reachable only past another race), the search
+    decides (None)."""
     T = prog.layout.tasks
     # every step that drops other tasks' entries, by what it drops (state.apply_held)
     drops: Dict[tuple, list] = {}
@@ -431,7 +432,7 @@ def _race_run(prog: Program, lives: List[tuple], pairs: List[tuple], kills: List
     ends: Dict[int, tuple] = {}            # id(life) -> per task, the first step that ends it
 
     def life_ends(life) -> tuple:
-        """Per task j: the first position of j whose step ends the life (len: never)."""
+        """Per task j: the first position of j whose step ends the life (_NEVER: none)."""
         got = ends.get(id(life))
         if got is not None:
             return got

@@ -61,7 +61,9 @@ class Finding:
 
 class ReplayedFinding(Finding):
     """A finding made without the search (causal.py): its state is made on first read,
-    by running its path from the initial state, as most checks never show it."""
+    by running its path from the initial state, as most checks never show it. Its
+    `state_no` is the length of its path plus one (the state's place in a BFS of the
+    unreduced graph, counted by depth)."""
 
     program: Program = None
 
