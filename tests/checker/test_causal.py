@@ -207,19 +207,14 @@ def test_causal_matches_search_on_mixed_kernels(k):
     agrees(k, event)
 
 
-@st.composite
-def persistent_chains(draw):
-    """Load -> a -> Mma -> acc -> Epi -> c, inside a work-tile loop (tail: the queue's
-    ops), c aliasing a or not, with a `skip_if` now and then; the pipelines' types drawn
-    (the DMA ones with their completion waits)."""
+def persistent_chain(a_stages, a_type, acc_stages, acc_type, c_smem, skip=False, k_tiles=1, epi_in_loop=False):
+    """Load -> a -> Mma -> acc -> Epi -> c -> Store inside a work-tile loop (tail: the
+    queue's ops), a over SMEM [0, 256), c at `c_smem`; with a `skip_if` when `skip`."""
     kb = KernelBuilder()
     wq = kb.work_queue()
-    a = kb.pipe("a", stages=draw(st.integers(1, 3)), ptype=draw(st.sampled_from([AA, AU, TU])), smem=[(0, 256)])
-    acc = kb.pipe("acc", stages=draw(st.integers(1, 2)), ptype=draw(st.sampled_from([AA, UA, UU])))
-    c = kb.pipe("c", stages=1, smem=draw(st.sampled_from([[(0, 128)], [(128, 256)], [(512, 64)]])))
-    skip = draw(st.booleans())
-    k_tiles = draw(st.integers(1, 3))
-    epi_in_loop = draw(st.booleans())
+    a = kb.pipe("a", stages=a_stages, ptype=a_type, smem=[(0, 256)])
+    acc = kb.pipe("acc", stages=acc_stages, ptype=acc_type)
+    c = kb.pipe("c", stages=1, smem=c_smem)
     plan = [("Load", [wq], [a], [(a, ("acquire", "producer_work", "commit"))], True),
             ("Mma", [wq, a], [acc], [(a, ("wait", "consumer_work", "release"))], True),
             ("Epi", [wq, acc], [c], [(acc, ("wait", "release")), (c, ("acquire", "producer_work", "commit"))],
@@ -244,10 +239,41 @@ def persistent_chains(draw):
     return kb.build()
 
 
+@st.composite
+def persistent_chains(draw):
+    """`persistent_chain`, c aliasing a or not, with a `skip_if` now and then; the
+    pipelines' types drawn (the DMA ones with their completion waits)."""
+    return persistent_chain(draw(st.integers(1, 3)), draw(st.sampled_from([AA, AU, TU])),
+                            draw(st.integers(1, 2)), draw(st.sampled_from([AA, UA, UU])),
+                            draw(st.sampled_from([[(0, 128)], [(128, 256)], [(512, 64)]])),
+                            skip=draw(st.booleans()), k_tiles=draw(st.integers(1, 3)),
+                            epi_in_loop=draw(st.booleans()))
+
+
 @settings(**SETTINGS)
 @given(persistent_chains(), st.sampled_from([2, 3]))
 def test_causal_matches_search_on_persistent_chains(k, tiles):
     agrees(k, event, tiles)
+
+
+@pytest.mark.parametrize("a_type, acc", [(AU, UA), (TU, UU)])
+def test_a_dma_read_tagged_after_its_stage_is_reacquired_in_the_walk(a_type, acc):
+    # 2 work tiles, a of 2 stages, c over a's first half: the walk's Load re-acquires a
+    # stage of a (dropping Mma's DMA read of it) before Mma's completion commit tags that
+    # read. In other runs the tag comes first and Epi's completion wait drops the read
+    # earlier: the tagged read is followed too, so that the races are decided, each at
+    # the unreduced search's depth (without it, a pair of the walk's lives passes the
+    # test in a state where the read is already gone, and the run went to the search)
+    k = persistent_chain(2, a_type, 1, acc, [(0, 128)], k_tiles=2)
+    (prog,) = programs(k, 2)
+    got = causal_run(prog, 1_000_000, None, False)
+    assert got.findings
+    naive = explore(prog, reduce=False, symmetry=False, max_findings=10**6)
+    depth = {f.key: len(f.path) for f in naive.findings}
+    assert {f.key for f in got.findings} == set(depth)
+    assert all(len(f.path) == depth[f.key] and runs_path(prog, f.path) and f.key in races_at(prog, f.state)
+               for f in got.findings)
+    agrees(k, tiles=2)
 
 
 def _dma_chain(a_type, acc):
