@@ -16,7 +16,7 @@ from .locate import call_arguments, dict_entries
 from .model.kernel import GraphEdge, KernelModel, ManagerOptions
 from .rules.registry import get as get_rule, make_diagnostic
 from .api_calls import CheckedCall, checked_method
-from .source import caller_range
+from .source import caller_range, construction_range
 
 __all__ = ["TaskManager", "WARP_SIZE", "expand_loop", "graph_entry_message"]
 
@@ -31,7 +31,9 @@ class TaskManager(metaclass=CheckedCall):
                  verbose=True, smem_capacity_bytes=None, tmem_capacity_columns=None,
                  exhaustive_deadlock_race_check=True, assume_pdl_wait_completed=False,
                  max_states=None, timeout=None):
-        self._ts_range = caller_range()
+        # the construction: `GemmManager(...)` for a subclass whose own __init__ calls
+        # super().__init__(...), as ts-lint places it
+        self._ts_range = construction_range(self)
         self.tasks = list(tasks)
         self.resource_dependency_graph = resource_dependency_graph
         self.dma_consumer_release_labels = dma_consumer_release_labels

@@ -75,6 +75,8 @@ def build_class(it, node: cst.ClassDef, scope):
             continue
         elif isinstance(b, BuiltinFunc) and b.qualname == "builtins.type":
             bases.append(external_class(it, "type"))
+        elif isinstance(b, BuiltinFunc) and b is ts.symbols.get("TaskManager"):
+            bases.append(ts.builtin_classes["TaskManager"])     # `class GemmManager(TaskManager)`
         elif isinstance(b, QualRef):
             bases.append(external_class(it, b.qualname))
         else:

@@ -11,7 +11,7 @@ from .classes import is_named_tuple, named_tuple_attr, named_tuple_items
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, DefaultDictVal, DtypeVal, FieldVal, FuncVal, InstanceVal,
     is_abstract, is_concrete, NamespaceVal, PartialVal, QualRef, RUNTIME, ScheduleFuncVal, Scope, SuperVal,
-    TracedUnbound, UNKNOWN,
+    TaskManagerObj, TracedUnbound, UNKNOWN,
 )
 
 
@@ -652,11 +652,13 @@ class ExpressionsMixin:
             if name in k.namespace:
                 return self._bind(k.namespace[name], inst, inst.cls if isinstance(inst, InstanceVal) else inst,
                                   node)
+            if k.builtin == "TaskManager" and isinstance(inst, TaskManagerObj):
+                return self.ts.tm_attr(inst, name)     # `super().setup_resources_and_tasks()`
         return UNKNOWN
 
     def _super_init(self, k, inst, args, kwargs, call):
-        """`super().__init__(...)` in the own `__init__` of a resource or task class,
-        reaching a ts base class (MemoryResource, Task): its arguments are bound to the
+        """`super().__init__(...)` in the own `__init__` of a resource, task or manager
+        class, reaching a ts base class (MemoryResource, Task, TaskManager): its arguments are bound to the
         base's signature first, as the keywords a construction passes through `**kwargs`
         land there (`Res(namee=...)` is `MemoryResource.__init__() got an unexpected
         keyword argument 'namee'`; a `DynamicTask(...)` without `num_warps=` is
@@ -664,7 +666,8 @@ class ExpressionsMixin:
         construction, where the keywords are written. Not judged when the construction
         itself unpacks `*` / `**` (bind_api)."""
         from .values import ResourceObj, TaskObj
-        if k.builtin is not None and k.live is not None and isinstance(inst, (ResourceObj, TaskObj)) and \
+        if k.builtin is not None and k.live is not None and \
+                isinstance(inst, (ResourceObj, TaskObj, TaskManagerObj)) and \
                 isinstance(inst.node, cst.Call) and isinstance(call, cst.Call):
             from ts_runtime.api_calls import forwarded_what
             self.ts.bind_api(k.live.__init__, forwarded_what(inst.cls.name, k.name), args, kwargs, inst.node,

@@ -34,7 +34,7 @@ from .classes import named_tuple_items
 from .context import Budget, Context
 from .values import (
     BoundMethod, BuiltinFunc, ClassVal, DataFlowToken, FuncVal, InstanceVal, is_concrete,
-    QualRef, ResourceObj, RUNTIME, ScheduleFuncVal, Scope, TaskObj, UNKNOWN,
+    QualRef, ResourceObj, RUNTIME, ScheduleFuncVal, Scope, TaskManagerObj, TaskObj, UNKNOWN,
 )
 
 
@@ -602,6 +602,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
     def new_instance(self, cls: ClassVal, call_node):
         if cls.is_sub("Task"):
             return TaskObj(cls, node=call_node)
+        if cls.is_sub("TaskManager"):
+            return TaskManagerObj(None, cls, node=call_node)
         if cls.is_sub("MemoryResource"):
             return ResourceObj(cls, rid=self.ctx.new_rid(), node=call_node,
                                range=self.rng(call_node) if call_node is not None else None)
@@ -631,7 +633,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         v = k.namespace.get("__init__")
         what = f"{cls.name}(...)"
         if k.builtin is not None:
-            if k.builtin == "Task" or k.live is None or not isinstance(v, BuiltinFunc):
+            # (Task's and TaskManager's own binding is `_task_init`'s / `_task_manager`'s)
+            if k.builtin in ("Task", "TaskManager") or k.live is None or not isinstance(v, BuiltinFunc):
                 return
             self.ts.bind_api(k.live.__init__, what, args, kwargs, node, method=True)
             return
@@ -683,7 +686,8 @@ class Interpreter(ExpressionsMixin, StatementsMixin):
         inst = self.new_instance(cls, node)
         for k in cls.mro:
             if self.init_of(k) is not None:
-                if self.init_of(k) == "own" and (cls.is_sub("MemoryResource") or cls.is_sub("Task")):
+                if self.init_of(k) == "own" and (cls.is_sub("MemoryResource") or cls.is_sub("Task")
+                                                 or cls.is_sub("TaskManager")):
                     self._bind_construction(cls, k, args, kwargs, node)
                 if self.init_of(k) == "dataclass" and cls.is_sub("MemoryResource") \
                         and not any(getattr(a, "star", "") for a in getattr(node, "args", ())):

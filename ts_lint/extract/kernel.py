@@ -10,7 +10,7 @@ from ts_runtime.model.values import is_static_int
 
 from .common import WorkMethodVal, _Abort, _signature_bind, _static
 from .values import (
-    AllocatorVal, BoundMethod, FuncVal, ResourceObj, ScheduleFuncVal, ScheduleVal, TaskManagerVal, TaskObj, UNKNOWN,
+    AllocatorVal, BoundMethod, FuncVal, ResourceObj, ScheduleFuncVal, ScheduleVal, TaskManagerObj, TaskManagerVal, TaskObj, UNKNOWN,
 )
 
 
@@ -201,15 +201,26 @@ class KernelMixin:
         return None
 
     # ================================================================== TaskManager
-    def _task_manager(self, it, args, kwargs, call):
+    def _task_manager(self, it, args, kwargs, call, target=None):
+        """`TaskManager(...)`; or, with `target` (an instance of a user subclass), the
+        base's `__init__` run on it (the subclass's own or implicit one), analysed at the
+        subclass's construction (`GemmManager(...)`: the site and keyword ranges)."""
         from ts_runtime.task_manager import TaskManager as LiveTM
         ctx = self.ctx
+        what = "TaskManager(...)"
+        if isinstance(target, TaskManagerObj):
+            what = f"{target.cls.name}(...)"
+            if isinstance(target.node, cst.Call):
+                call = target.node
         rng = self._r(call)
         bound = _signature_bind(LiveTM.__init__, [None] + list(args), kwargs)
         if bound is None:
-            self._unbound_call("TaskManager(...)", LiveTM.__init__, [None] + list(args), kwargs, call)
+            self._unbound_call(what, LiveTM.__init__, [None] + list(args), kwargs, call)
+            if target is not None:
+                target.failed = True         # Python's TypeError: the object never exists
+                return None
             return TaskManagerVal(None)
-        tm_val = TaskManagerVal(None)
+        tm_val = target if isinstance(target, TaskManagerObj) else TaskManagerVal(None)
         tm_val.smem_allocator_given = bound.get("smem_allocator") is not None
         for key in ("smem_allocator", "tmem_allocator"):   # its setup allocates them (TS705)
             if isinstance(bound.get(key), AllocatorVal):

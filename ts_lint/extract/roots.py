@@ -48,7 +48,7 @@ def _is_ts(it, v) -> bool:
         return True       # imported from a user module (imports.py): may build the kernel
     if isinstance(v, ClassVal):
         return (v.builtin is not None and v.builtin not in ("object", "external")) or any(
-            k.builtin in ("MemoryResource", "Task") for k in v.mro)
+            k.builtin in ("MemoryResource", "Task", "TaskManager") for k in v.mro)
     if isinstance(v, QualRef):
         return is_ts_module(v.qualname)
     return any(v is s for s in it.ts.symbols.values())

@@ -135,6 +135,14 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         # `if task.is_selected():` in the kernel is a run-time branch the DSL traces both ways
         task.namespace["is_selected"] = _b("is_selected", lambda i, a, kw, c: RUNTIME, "Task.is_selected")
         out["Task"] = task
+        # the base of a user class derived from TaskManager (`class GemmManager(TaskManager)`):
+        # its `__init__` builds the kernel on the instance (a TaskManagerObj) as the
+        # `TaskManager(...)` call does; its other methods are the manager's (tm_attr)
+        from ts_runtime.task_manager import TaskManager as LiveTM
+        tm = mk(LiveTM, [obj])
+        tm.namespace["__init__"] = _b("__init__", lambda i, a, kw, c: self._task_manager(
+            i, a[1:], kw, c, target=a[0] if a else None), "TaskManager.__init__")
+        out["TaskManager"] = tm
         for k in out.values():
             k.ts_name = k.builtin
         return out
@@ -432,19 +440,9 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
             from .stdlib import _argparse_method
             return _argparse_method(obj, name)
         if isinstance(obj, TaskManagerVal):
-            from ts_runtime.task_manager import TaskManager as LiveTM
-            live = getattr(LiveTM, name, None)
-            tm_api = dict(live=live, live_method=True, live_what=f"TaskManager.{getattr(live, '__name__', name)}(...)")
-            if name in ("setup_resources_and_tasks", "run"):   # TS902 / TS903 (rules/other.py)
-                return _b(name, lambda i, a, k, c, _n=name, _tm=obj: self._tm_lifecycle(_tm, _n, c),
-                          f"TaskManager.{name}", **tm_api)
-            if name in ("get_marmaid_string_dependency_graph", "get_mermaid_string_dependency_graph"):
-                return _b(name, lambda i, a, k, c: self._tm_mermaid(a, k, c), f"TaskManager.{name}", **tm_api)
-            if name in ("print_and_verify", "validate"):
-                return _b(name, lambda i, a, k, c: None, f"TaskManager.{name}", **tm_api)
-            if name == "diagnostics":
-                return []
-            return UNKNOWN
+            if isinstance(obj, InstanceVal) and (name in obj.attrs or _user_defined(obj.cls, name)):
+                return NotImplemented        # the subclass's own attribute or method
+            return self.tm_attr(obj, name)
         if isinstance(obj, (ScheduleVal, MemberRefVal)):
             if isinstance(obj, MemberRefVal):
                 return self.it.getattr(obj.member, name, node)
@@ -452,6 +450,23 @@ class TSApi(ConfigsMixin, AllocatorsMixin, ResourcesMixin, KernelMixin):
         if isinstance(obj, ResourceObj) and name == "pipeline_group":
             return obj.group
         return NotImplemented
+
+    def tm_attr(self, obj, name: str):
+        """An attribute of a TaskManager (a `TaskManager(...)` value, or an instance of a
+        user subclass reaching the base's: `super().setup_resources_and_tasks()`)."""
+        from ts_runtime.task_manager import TaskManager as LiveTM
+        live = getattr(LiveTM, name, None)
+        tm_api = dict(live=live, live_method=True, live_what=f"TaskManager.{getattr(live, '__name__', name)}(...)")
+        if name in ("setup_resources_and_tasks", "run"):   # TS902 / TS903 (rules/other.py)
+            return _b(name, lambda i, a, k, c, _n=name, _tm=obj: self._tm_lifecycle(_tm, _n, c),
+                      f"TaskManager.{name}", **tm_api)
+        if name in ("get_marmaid_string_dependency_graph", "get_mermaid_string_dependency_graph"):
+            return _b(name, lambda i, a, k, c: self._tm_mermaid(a, k, c), f"TaskManager.{name}", **tm_api)
+        if name in ("print_and_verify", "validate"):
+            return _b(name, lambda i, a, k, c: None, f"TaskManager.{name}", **tm_api)
+        if name == "diagnostics":
+            return []
+        return UNKNOWN
 
     def missing_attr(self, obj, name, node):
         if isinstance(obj, ResourceObj) and obj.cls.is_sub("PipelineGroup") and not name.startswith("_"):
@@ -1168,3 +1183,8 @@ def _misspelt_reference_module(mod: str, name: Optional[str]) -> Optional[tuple]
         return None
     return (f"No module named '{mod}'; did you mean '{close[0]}'?: Python raises ModuleNotFoundError here",
             None)
+
+
+def _user_defined(cls, name: str) -> bool:
+    """Whether a class of `cls`'s MRO that the program defines has `name`."""
+    return any(k.builtin is None and name in k.namespace for k in cls.mro)

@@ -399,6 +399,14 @@ class TaskManagerVal:
 
 
 @dataclass(eq=False)
+class TaskManagerObj(InstanceVal, TaskManagerVal):
+    """An instance of a user class derived from TaskManager (`class GemmManager(TaskManager)`):
+    a TaskManagerVal once the base's `__init__` has run on it (its kernel, the manager's
+    methods), with the class's own attributes and methods besides."""
+    node: Any = None                   # the construction call (`GemmManager(...)`)
+
+
+@dataclass(eq=False)
 class TracedUnbound:
     """A local name after a run-time `if` in JIT code that only one of its branches gave
     a value (and that had none before): the CuTe DSL traces both branches and cannot
