@@ -9,6 +9,12 @@ or through the subclass's own `__init__` and `super().__init__(...)`), its own m
 attributes stay its own, and the manager's methods (`setup_resources_and_tasks`, ...) are
 the manager's, also through `super()`. Both front ends place the kernel at the
 subclass's construction (`GemmManager(...)`), as they place a Task subclass's.
+
+The reference's verdicts on these programs (tests/oracle_batch.py, checked when this
+was written): the three valid ones accepted; without the release "Schedule is blocked!";
+with an empty graph "resource_dependency_graph must be provided and non-empty."; without
+`tasks=` "TaskManager.__init__() missing 1 required positional argument: 'tasks'";
+without `tag=` "GemmManager.__init__() missing 1 required positional argument: 'tag'".
 """
 from pathlib import Path
 
