@@ -658,8 +658,8 @@ class ExpressionsMixin:
 
     def _super_init(self, k, inst, args, kwargs, call):
         """`super().__init__(...)` in the own `__init__` of a resource, task or manager
-        class, reaching a ts base class (MemoryResource, Task, TaskManager): its arguments are bound to the
-        base's signature first, as the keywords a construction passes through `**kwargs`
+        class, reaching a ts base class (MemoryResource, Task, TaskManager): its arguments
+        are bound to the base's signature first, as the keywords a construction passes through `**kwargs`
         land there (`Res(namee=...)` is `MemoryResource.__init__() got an unexpected
         keyword argument 'namee'`; a `DynamicTask(...)` without `num_warps=` is
         `Task.__init__() missing 1 required positional argument`): TS907 at the

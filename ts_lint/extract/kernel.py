@@ -10,7 +10,8 @@ from ts_runtime.model.values import is_static_int
 
 from .common import WorkMethodVal, _Abort, _signature_bind, _static
 from .values import (
-    AllocatorVal, BoundMethod, FuncVal, ResourceObj, ScheduleFuncVal, ScheduleVal, TaskManagerObj, TaskManagerVal, TaskObj, UNKNOWN,
+    AllocatorVal, BoundMethod, FuncVal, ResourceObj, ScheduleFuncVal, ScheduleVal, TaskManagerObj, TaskManagerVal,
+    TaskObj, UNKNOWN,
 )
 
 
