@@ -121,10 +121,11 @@ rule("TS907", "api-call-mismatch", """
     finding; ts-lint binds the same signatures statically (a user `__init__` to its own
     parameters) and does not judge calls with `*args` / `**kwargs` unpacking, a decorated
     `__init__`, or a class with a `__new__`, a metaclass or a class decorator it does not
-    model. The keywords that the own `__init__` of a resource or Task subclass passes on
-    through `super().__init__(**kwargs)`, when MemoryResource / Task does not bind them
-    (`Res(namee=...)`, a `DynamicDomainTask(...)` without `num_warps=`), are reported at
-    the construction, by both. ts-lint also binds
+    model. The keywords that the own `__init__` of a resource, Task or TaskManager
+    subclass passes on through `super().__init__(**kwargs)`, when MemoryResource / Task /
+    TaskManager does not bind them (`Res(namee=...)`, a `DynamicDomainTask(...)` without
+    `num_warps=`, a `GemmManager(tag=1, ...)` without `tasks=`), are reported at the
+    construction, by both. ts-lint also binds
     `dataclasses.field(...)` (a resource class's fields) to Python's signature
     (`field(iit=False)` is a TypeError at import; the runtime gets Python's own), and,
     in the work methods a schedule of the kernel calls, each `self.helper(...)` call of a method of
