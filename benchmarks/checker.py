@@ -1085,8 +1085,8 @@ def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, arg
             "*cap* = the reference stopped at 1,000,000 states (it then warns; its `ok` is no proof).",
             "- Verdicts: ts lists the codes of the errors it raised; the reference's error is "
             "classified by its message. The reference stops at its first finding; ts reports every "
-            "finding, so on a rejected program it explores more states (the aliasing-race row; see "
-            "*ts first s*).",
+            "finding (the aliasing-race rows: each race decided from the walk's happens-before order, "
+            "docs/checker.md §4; *ts first s* is ts's search stopping at its first finding instead).",
             "- Persistent rows: both check 2 work tiles (ts's default, for parity).",
             ]
     return "\n".join(out) + "\n"

@@ -22,7 +22,7 @@ from ts_runtime.checker import check_kernel
 from ts_runtime.checker.causal import causal_run
 from ts_runtime.checker.compile import CompileContext, compile_program
 from ts_runtime.checker.expand import variants
-from ts_runtime.checker.explore import explore
+from ts_runtime.checker.explore import explore, replay
 from ts_runtime.checker.state import PROD_HELD, race_overlap
 from ts_runtime.enums import PipelineType
 
@@ -100,28 +100,14 @@ def races_at(prog, state) -> set:
 
 def runs_path(prog, path) -> bool:
     """Whether `path` ((task, position) steps) is a run of the program: each task's steps
-    in order, each one enabled (its pool holds a credit) when it runs."""
-    s = list(prog.initial_state())
-    for i, c in path:
+    in order, each one enabled (its pool holds a credit) in the state the steps before it
+    reach (explore.replay)."""
+    for k, (i, c) in enumerate(path):
+        s = replay(prog, path[:k])
         op = prog.ops[i][c]
         if s[i] != c or (op.bidx >= 0 and s[op.bidx] <= 0):
             return False
-        s = list(replay_from(prog, s, i, c))
     return True
-
-
-def replay_from(prog, s, i, c):
-    simple, rest = prog.ops[i][c].step
-    s = list(s)
-    s[i] = c + 1
-    for k, d in simple:
-        s[k] += d
-    if rest is not None:
-        for k, m, cc, d in rest[0]:
-            s[k] = (s[k] + 1) % m
-            if s[k] == 0:
-                s[cc] += d
-    return s
 
 
 def agrees(k, note=None, tiles=None):

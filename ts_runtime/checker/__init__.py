@@ -87,9 +87,10 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     (default: the kernel's `verbose` option; a finding's counterexample is always kept).
     linear: walk the runs whose reduced search is a single path without compiling them
     (linear.py; False: search every run, for comparison tests). causal: decide the
-    aliased runs that one walk's happens-before order shows race-free without searching
-    them, and stop the search of those whose races it predicts once all are found
-    (causal.py; False: search them in full, for comparison tests).
+    aliased runs whose one happens-before order fixes their states without searching
+    them (race-free, or their races with the shortest run to each), and stop the search
+    of the others whose races it predicts once all are found (causal.py; False: search
+    them in full, for comparison tests).
     """
     # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:
