@@ -50,10 +50,10 @@ import time
 from bisect import bisect_left, bisect_right
 from typing import Dict, List, Optional, Union
 
-from .explore import RACE, ReplayedFinding, RunResult, trails
-from .program import Program
-from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, TAG, UNCOVERED, UWORK, WAIT, \
-    WRITES, apply_held, race_overlap
+from .explore import RACE, ReplayedFinding, RunResult
+from .program import NO_EFFECT, Program
+from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, SIDE, TAG, UNCOVERED, UWORK, \
+    WAIT, WRITES, apply_held, race_overlap
 
 __all__ = ["causal_run"]
 
@@ -98,11 +98,11 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                         return None
                 for a in rest[2]:
                     if a[0] <= REL:
-                        slots.setdefault(a[1], set()).add(a[2])
+                        _add(slots, a[1], a[2])
                     elif a[0] == UWORK:
-                        slots.setdefault(a[1], set()).add(-1)
+                        _add(slots, a[1], -1)
             if op.pend is not None:
-                slots.setdefault(op.pend[0], set()).add(op.pend[1])
+                _add(slots, op.pend[0], op.pend[1])
     # Without a witness to report, the accesses that can race with nothing are not
     # followed: an access races only with one to an aliased resource at an overlapping
     # stage, and the held actions of one resource and stage read and write only its own
@@ -170,7 +170,16 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 return None
         tops = ops[i]
         nxt = c + 1
-        trailing = trails(tops, nxt)       # run with this step, as explore.MacroSteps does
+        # run with this step, as explore.MacroSteps does (explore.trails, inlined)
+        n_i = ns[i]
+        trailing = nxt < n_i and tops[nxt].trail and (nxt + 1 >= n_i or not tops[nxt + 1].vis)
+        if b < 0 and not early_exit and op.step is NO_EFFECT:
+            # a step with no effect (a try-wait, work on a resource nothing aliases): it
+            # gets no clock; the task's next clock takes its own count from its position
+            s[i] = nxt
+            path.append((i, c))
+            continue
+        ic = (i, c)                        # (the step's one tuple: the path's, its lives')
         prev = last[i]
         if b >= 0 and givers.get(b, i) != i:
             need = taken.get(b, 0) - initial[b] + 1      # gives the take needs
@@ -179,19 +188,25 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 if k == len(gcum[b]):
                     return None            # (cannot happen: the step is enabled)
                 clk = [x if x >= y else y for x, y in zip(prev, gclk[b][k])]
-                clk[i] += 1
+                clk[i] = nxt
                 clk = tuple(clk)
             else:
-                clk = prev[:i] + (prev[i] + 1,) + prev[i + 1:]
+                clk = list(prev)
+                clk[i] = nxt
+                clk = tuple(clk)
         else:
-            clk = prev[:i] + (prev[i] + 1,) + prev[i + 1:]
+            clk = list(prev)
+            clk[i] = nxt
+            clk = tuple(clk)
         last[i] = clk
         p = op.pend
         if p is not None:
             if b >= 0:
                 return None
             if racy is None or (p[0], p[1]) in racy:
-                lives.append(((p[0], p[1], p[2], i, p[3]), prev, (i, c), None, (i, c)))
+                if prev[i] != c:           # (after a step with no clock)
+                    prev = prev[:i] + (c,) + prev[i + 1:]
+                lives.append(((p[0], p[1], p[2], i, p[3]), prev, ic, None, ic))
         if early_exit:
             # the walk's own states are reachable: a race in one of them will be found by
             # the search, which stops there
@@ -218,9 +233,9 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             if hact and racy is not None:
                 got = kept.get(id(hact))
                 if got is None:
-                    got = kept[id(hact)] = tuple(
+                    got = kept[id(hact)] = tuple([
                         a for a in hact if a[0] == TAG or a[0] == CLEAR or
-                        (a[1], -1 if a[0] == UWORK else a[2]) in racy)
+                        (a[1], -1 if a[0] == UWORK else a[2]) in racy])
                 hact = got
             if hact:
                 new = apply_held(held, hact, i, eidx)
@@ -232,13 +247,13 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     return None            # two equal entries: lives could not be told apart
                 for e in dropped:
                     ks, st = open_.pop(e)
-                    lives.append(((e[0], e[1], e[2], e[3], e[6]), ks, (i, c), e, st))
+                    lives.append(((e[0], e[1], e[2], e[3], e[6]), ks, ic, e, st))
                     if e[3] != i:
                         foreign.append((e, i, c, clk))
                 for e in added:
                     if early_exit and _conflicts(alias, e, open_, now):
                         return None
-                    open_[e] = (clk, (i, c))
+                    open_[e] = (clk, ic)
                 for a in hact:
                     kind = a[0]
                     if kind == WAIT or kind == CLEAR or (kind == ACQ and a[3]):
@@ -277,7 +292,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 gclk[k].append(clk)
             elif d < 0:
                 taken[k] = taken.get(k, 0) - d
-        path.append((i, c))
+        path.append(ic)
     lives.extend(((e[0], e[1], e[2], e[3], e[6]), ks, None, e, st) for e, (ks, st) in open_.items())
 
     # ---- 2. unordered steps of different tasks have commuting held actions: an action
@@ -359,10 +374,16 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 continue
             for lx in group:
                 x, kx, ex = lx[0], lx[1], lx[2]
+                # state.race_overlap, inlined: the two resources differ, and the slots
+                # overlap (`others` holds the accesses of the same slot or of every slot)
+                tx, ax = x[3], x[2]
+                wx, sx = ax in WRITES, SIDE[ax]
                 for ly in others:
-                    y, ky, ey = ly[0], ly[1], ly[2]
-                    if race_overlap(alias, x, y) is None:
+                    y = ly[0]
+                    ay = y[2]
+                    if y[3] == tx or (not wx and ay not in WRITES) or (ra, sx, rb, SIDE[ay]) not in alias:
                         continue
+                    ky, ey = ly[1], ly[2]
                     # both live after the steps that start them, unless one ends before
                     if ex is not None and (kx[ex[0]] > ex[1] or ky[ex[0]] > ex[1]):
                         continue
@@ -389,6 +410,15 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         result.complete_no = steps + 1
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _add(sets: dict, key, value) -> None:
+    """sets[key].add(value), making the set on first use (setdefault would make one per call)."""
+    got = sets.get(key)
+    if got is None:
+        sets[key] = {value}
+    else:
+        got.add(value)
 
 
 def _conflicts(alias: dict, x: tuple, held, pending: dict) -> bool:

@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 from ..enums import OpaqueCondition, guard_fires
 from ..model.lowered import HEAD, LOOP, TAIL
 from ..model.values import UNKNOWN
-from .credits import _ROLE_BY_ID, CreditModel, Unknown, known_layout, tracked
+from .credits import _ROLE_BY_ID, NO_CREDIT, CreditModel, Unknown, known_layout, tracked
 from .expand import IterationCount, Variant, expand_task, iteration_count
 from .program import (  # noqa: F401  (the step classes and stage constants compile reads)
     COMPLETION_PRODUCERS,
@@ -38,6 +38,8 @@ from .program import (  # noqa: F401  (the step classes and stage constants comp
     _G_WAIT,
     _Merge,
     _OTHER,
+    _PDL_LAUNCH_KIND,
+    _PDL_WAIT_KIND,
     _ProducerAcquire,
     _ProducerCommit,
     _ProducerWork,
@@ -161,6 +163,7 @@ class CompileContext:
         self.task_names = [t.name for t in tasks]
         self._coff = len(tasks)
         self._toff = self._coff + len(credits.pools)
+        self._no_info = self._info(NO_CREDIT)
 
     def cursors(self, ti, rid) -> _Cursors:
         key = (ti, rid)
@@ -217,7 +220,7 @@ class CompileContext:
         rid, stage = e.resource, e.stage
         r = res[rid]
         kind = r.kind
-        pdl = pdl_kind(kind, stage)
+        pdl = pdl_kind(kind, stage) if kind is _PDL_WAIT_KIND or kind is _PDL_LAUNCH_KIND else 0
         members = ()
         if kind is _GROUP:
             mode = r.group_mode
@@ -237,10 +240,14 @@ class CompileContext:
         else:
             cls = _OTHER
         nparts = 2 if (stage is _ConsumerWork or stage is _ProducerWork) and self.split[rid] else 1
-        if id(stage) in _ROLE_BY_ID and self.credits._occ_matters(rid):
-            return (None, False, rid, stage, None, None, pdl, cls, members, True)
-        eff = self.credits.fixed_effect(ti, rid, stage)
-        info = self._info(eff)
+        if id(stage) in _ROLE_BY_ID:
+            if self.credits._occ_matters(rid):
+                return (None, False, rid, stage, None, None, pdl, cls, members, True)
+            eff = self.credits.fixed_effect(ti, rid, stage)
+            info = self._info(eff)
+        else:
+            # (CreditModel.fixed_effect of a step that is no pipeline role: no credit)
+            eff, info = NO_CREDIT, self._no_info
         fixed = None
         if cls == _TRACKED and rid not in self.aliased and rid not in self.completion:
             # a pipelined resource no other resource aliases: its slot changes nothing the
@@ -354,6 +361,7 @@ class CompileContext:
         memo = self._ops[ti]
         cursors, commits, waits, occ, tops = state
         n_steps = len(positions)
+        n_entries = len(entries)
         for k in range(k0, k1):
             j = positions[k]
             tm = tab[j]
@@ -370,10 +378,11 @@ class CompileContext:
                 if c is None:
                     c = cursors[rid] = self.cursors(ti, rid)
                 slot = c.step(tm[3])
-                op = memo.get((j, slot))
+                key = slot * n_entries + j    # (j, slot) as an int (slots are >= -1): no tuple per step
+                op = memo.get(key)
                 if op is None:
                     held, pending = self._held(rid, tm[3], slot)
-                    op = memo[(j, slot)] = Op(entries[j], 0, res, tm[4], tm[6], held, pending, slot, tm[5])
+                    op = memo[key] = Op(entries[j], 0, res, tm[4], tm[6], held, pending, slot, tm[5])
                 tops.append(op)
                 continue
             _, _, rid, stage, eff, einfo, pdl, cls, members, occ_matters = tm

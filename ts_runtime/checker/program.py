@@ -63,6 +63,11 @@ class XStep:
         return f"XStep({self.x!r}, part={self.part}, nparts={self.nparts})"
 
 
+# Op.step of a step with no effect on the state (no move, held action, PDL flag or pending
+# access): a try-acquire, a try-wait, work on a resource nothing aliases.
+NO_EFFECT = ((), None)
+
+
 class Op:
     """A compiled step. Ops are values: equal steps of a task (same entry, slot, credit
     effect, held actions) share one Op object.
@@ -71,7 +76,7 @@ class Op:
     (`label`, made from the entry and the kernel's resources and then kept; `range`,
     `block`, `moves`, `effect`): a check compiles every step of every run, and most
     checks report nothing."""
-    __slots__ = ("_label", "_res", "_eff", "held", "pdl", "pending", "dmask", "slot", "eidx",
+    __slots__ = ("_label", "_res", "_eff", "held", "pdl", "dmask", "slot", "eidx",
                  "entry", "part", "nparts", "_sig", "bidx", "pend", "launch", "vis", "loud", "step",
                  "trail")
 
@@ -88,7 +93,6 @@ class Op:
         self.dmask = dmask
         self.held = held
         self.pdl = pdl
-        self.pending = pending   # (resource, slot, access) when this is a work access to an aliased resource
         self.slot = slot
         eidx = self.eidx = entry.index
         # the step's effect on the state for the search's inner loop: (single-participant
@@ -96,7 +100,8 @@ class Op:
         # most steps only move single-participant credits
         pdl_wait = pdl == PDL_WAIT
         rest = (rounds, pdl_wait, held, eidx) if rounds or pdl_wait or held else None
-        self.step = (simple, rest)
+        # (one shared object for the steps that change nothing: causal.py tests it by identity)
+        self.step = (simple, rest) if simple or rest is not None or pending is not None else NO_EFFECT
         # for the partial-order reduction (reduce.py): whether the step is a launch, whether
         # a task about to run it is observed (a pending access or a launch), and whether
         # running it is observed (that, or a held-state or PDL effect)
@@ -117,6 +122,13 @@ class Op:
     @property
     def range(self):
         return self.entry.range
+
+    @property
+    def pending(self) -> Optional[tuple]:
+        """(resource, slot, access) when this is a work access to an aliased resource (`pend`
+        without the entry index)."""
+        p = self.pend
+        return p[:3] if p is not None else None
 
     @property
     def block(self) -> int:
