@@ -33,7 +33,7 @@ from .expand import is_persistent_kernel, iteration_count, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore, resume_gc
 from .compile import CompileContext, compile_program
 from .causal import causal_run
-from .linear import LinearContext, walk_run
+from .linear import LinearContext, table_run, walk_run
 from .program import PDL_LAUNCH, PDL_WAIT, _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table, pdl_kind
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
@@ -74,7 +74,7 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
                  tiles=None, reduce: bool = True, symmetry: bool = True,
                  early_exit: bool = False, mixed_skip: bool = True,
                  max_findings: int = 64, witness: Optional[bool] = None, linear: bool = True,
-                 causal: bool = True) -> CheckResult:
+                 causal: bool = True, table: bool = True) -> CheckResult:
     """Explores every interleaving of every variant of `kernel` (a KernelModel).
 
     max_states: cap per run (default `kernel.options.max_states`); timeout: seconds for
@@ -90,7 +90,10 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     aliased runs whose one happens-before order fixes their states without searching
     them (race-free, or their races with the shortest run to each), and stop the search
     of the others whose races it predicts once all are found (causal.py; False: search
-    them in full, for comparison tests).
+    them in full, for comparison tests). table: take a single-path run that the
+    schedule-table simulation of the same kernel (rules/simulation.py) already ran to its
+    end as decided, without walking it (linear.table_run; False: walk it, for comparison
+    tests).
     """
     # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:
@@ -99,13 +102,13 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
         return _check_kernel(kernel, max_states=max_states, timeout=timeout, tiles=tiles, reduce=reduce,
                              symmetry=symmetry, early_exit=early_exit, mixed_skip=mixed_skip,
                              max_findings=max_findings, witness=witness, linear=linear,
-                             causal=causal)
+                             causal=causal, table=table)
     finally:
         resume_gc()
 
 
 def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early_exit, mixed_skip,
-                  max_findings, witness=True, linear=True, causal=True) -> CheckResult:
+                  max_findings, witness=True, linear=True, causal=True, table=True) -> CheckResult:
     t0 = time.perf_counter()
     opts = kernel.options
     max_states = max_states if max_states is not None else (getattr(opts, "max_states", None) or 1_000_000)
@@ -146,7 +149,12 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         # compiled up front, so that an unknown value stops the check before any search
         lin = LinearContext(ctx) if reduce and symmetry and linear else None
         for T, v in plan:
-            run = walk_run(lin, v, T, max_states, deadline, witness) if lin is not None and lin.ok else None
+            run = None
+            if lin is not None and lin.ok:
+                if table and len(plan) == 1 and not persistent:
+                    run = table_run(lin, v, T, max_states, witness)
+                if run is None:
+                    run = walk_run(lin, v, T, max_states, deadline, witness)
             progs.append(run if run is not None else compile_program(kernel, v, T, ctx))
     except Unknown as exc:
         result.skipped = str(exc)

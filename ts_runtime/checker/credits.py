@@ -156,6 +156,8 @@ class CreditModel:
         self._eff_cache: Dict[tuple, StepCredit] = {}
         self._plain_res: Dict[int, Optional[tuple]] = {}   # rid -> _plain_pools(rid)
         self.strides: Dict[int, tuple] = {}      # rid -> interleave strides
+        self.layout_source: Optional["CreditModel"] = None    # the model _copy_layout took it from
+        self.complete_run: Optional[list] = None               # remember_complete_run's lists
         if layout is not None and layout.kernel is kernel:
             self._copy_layout(layout)
         else:
@@ -226,6 +228,7 @@ class CreditModel:
     def _copy_layout(self, other: "CreditModel") -> None:
         """`_make_layout` taken from another model of the same kernel (the schedule-table
         rule's, for the checker): its first `_layout_pools` pools are the layout's."""
+        self.layout_source = other
         n = self._layout_pools = other._layout_pools
         self.pools = other.pools[:n]
         index = other._pool_index
@@ -483,6 +486,15 @@ def _layout_sig(kernel) -> tuple:
 def _same(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and a[0] is b[0] and all(
         x[0] is y[0] and x[1] is y[1] and x[2] is y[2] for x, y in zip(a[1:], b[1:]))
+
+
+def remember_complete_run(model: CreditModel, lists: list) -> None:
+    """Keeps on `model` (the schedule-table simulation's, in "table" mode) a run of every
+    task to its end: `lists` (each task's steps, in order) were run by one interleaving
+    with `model`'s credits (the round robin). The checker, whose model copies this one's
+    layout (`remember_layout`), may take it as the witness that a single-path run cannot
+    deadlock (linear.py, `table_run`)."""
+    model.complete_run = lists
 
 
 def remember_layout(kernel, model: CreditModel) -> None:

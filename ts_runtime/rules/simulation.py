@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ..checker.credits import EMPTY, FULL, CreditModel, Unknown, apply_moves, remember_layout
+from ..checker.credits import EMPTY, FULL, CreditModel, Unknown, apply_moves, remember_complete_run, \
+    remember_layout
 from ..enums import ScheduleStage as S
 from ..checker.expand import (domain_probe, expand_task, iteration_count, opaque_keys,
                               table_fallback)
@@ -122,6 +123,8 @@ def _simulate(kernel) -> TableSimulation:
             cur[i] += 1
         sim.rows.append(row)
     sim.final = credits
+    if cur == lens:
+        remember_complete_run(cm, lists)
     return sim
 
 

@@ -1,0 +1,146 @@
+"""A single-path run that the schedule-table simulation already ran to its end is decided
+from that run (linear.table_run, docs/checker.md §4): the result must be exactly the
+walk's and the search's (states, complete state, diagnostics, report), and every kernel
+the argument does not cover (a deadlock, two tasks on one role, lists the table expands
+otherwise, a witness to record) must be left to the walk or the search.
+
+Random kernels as in test_linear.py (chains of pipelines with protocol mistakes, mixed
+kernels, persistent kernels), each simulated first as a TaskManager does, then checked
+with the table's run, with the walk, and with every run searched.
+"""
+import contextlib
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import ts_runtime.checker as checker
+from kbuild import KernelBuilder, pair
+from test_linear import chain_kernels, persistent_kernels, summary
+from test_reduction import kernels as mixed_kernels
+from ts_runtime.checker import check_kernel
+from ts_runtime.model.values import RUNTIME
+from ts_runtime.rules.simulation import simulate_table
+
+SETTINGS = dict(max_examples=200, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.large_base_example])
+
+
+@contextlib.contextmanager
+def table_runs():
+    """Records, per check, whether linear.table_run decided a run."""
+    used = []
+    original = checker.table_run
+
+    def spy(*args, **kwargs):
+        got = original(*args, **kwargs)
+        used.append(got is not None)
+        return got
+
+    checker.table_run = spy
+    try:
+        yield used
+    finally:
+        checker.table_run = original
+
+
+def check_three_ways(k, **kw):
+    """(the check with the table's run, whether table_run decided a run)."""
+    simulate_table(k)
+    with table_runs() as used:
+        table = check_kernel(k, **kw)
+    walked = check_kernel(k, table=False, **kw)
+    searched = check_kernel(k, linear=False, table=False, **kw)
+    assert summary(table) == summary(walked) == summary(searched)
+    return table, any(used)
+
+
+# (aliased runs are decided by causal.py on every side; test_causal.py compares those)
+@settings(**SETTINGS)
+@given(chain_kernels(), st.booleans(), st.sampled_from([None, 3, 10]))
+def test_the_table_run_matches_the_walk_and_the_search_on_chains(k, witness, cap):
+    result, used = check_three_ways(k, witness=witness, max_states=cap, causal=False)
+    if used:
+        assert not witness and result.codes == []
+
+
+@settings(**SETTINGS)
+@given(mixed_kernels())
+def test_the_table_run_matches_the_walk_and_the_search_on_mixed_kernels(k):
+    check_three_ways(k, witness=False, causal=False, max_findings=10**6)
+
+
+@settings(**dict(SETTINGS, max_examples=60))
+@given(persistent_kernels())
+def test_persistent_kernels_are_not_taken_from_the_table(k):
+    _, used = check_three_ways(k, witness=False, causal=False)
+    assert not used            # the table runs one work tile, the checker two
+
+
+def test_a_producer_consumer_pair_is_decided_from_the_table():
+    k = pair(stages=2, n=3)[0].build()
+    simulate_table(k)
+    with table_runs() as used:
+        run, = check_kernel(k, witness=False).runs
+    assert used == [True]
+    assert run.program._ops is None          # neither walked nor compiled
+    assert run.states == 8 and run.complete_states == 1
+    assert check_three_ways(k, witness=False)[1]
+
+
+def test_a_witness_is_walked():
+    k = pair(stages=2, n=3)[0].build()
+    result, used = check_three_ways(k, witness=True)
+    assert not used
+    assert result.runs[0].complete_path is not None
+
+
+def test_without_the_simulation_the_run_is_walked():
+    k = pair(stages=2, n=3)[0].build()
+    with table_runs() as used:
+        result = check_kernel(k, witness=False)
+    assert used == [False] and result.states_explored == 8
+
+
+def test_a_deadlock_is_reported_by_the_search():
+    k = pair(stages=2, n=3, release=False)[0].build()
+    sim = simulate_table(k)
+    assert sim.blocked and sim.credits.complete_run is None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == ["TS801"]
+
+
+def test_two_tasks_waiting_on_one_pipeline_are_not_taken_from_the_table():
+    """Two consumers of one pool: the table's round robin completes, but its run is one
+    of several (a wait of one consumer can disable the other's), so it decides nothing."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    with kb.task("P", dst=[p]) as t:
+        with t.loop(2):
+            t.ops(p, "acquire", "producer_work", "commit")
+    for name in ("C0", "C1"):
+        with kb.task(name, src=[p]) as t:
+            with t.loop(1):
+                t.ops(p, "wait", "consumer_work", "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    _, used = check_three_ways(k, witness=False)
+    assert not used
+
+
+def test_a_run_whose_loop_count_the_table_guesses_is_walked():
+    """A loop bound known only at run time: the table expands the reference's fallback
+    count (one iteration from 3), the checker its own (none); the table's complete run
+    is not of the checker's lists."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    with kb.task("P", dst=[p]) as t:
+        with t.loop(3, RUNTIME):
+            t.ops(p, "acquire", "producer_work", "commit")
+    with kb.task("C", src=[p]) as t:
+        with t.loop(3, RUNTIME):
+            t.ops(p, "wait", "consumer_work", "release")
+    k = kb.build()
+    sim = simulate_table(k)
+    assert sim.credits.complete_run is not None and len(sim.lists[0]) == 3
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.states_explored == 1
