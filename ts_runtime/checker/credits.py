@@ -483,11 +483,6 @@ def _layout_sig(kernel) -> tuple:
     return (kernel.resources,) + tuple((t.lowered, t.src, t.dst) for t in kernel.tasks)
 
 
-def _same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and a[0] is b[0] and all(
-        x[0] is y[0] and x[1] is y[1] and x[2] is y[2] for x, y in zip(a[1:], b[1:]))
-
-
 def remember_complete_run(model: CreditModel, lists: list) -> None:
     """Keeps on `model` (the schedule-table simulation's, in "table" mode) a run of every
     task to its end: `lists` (each task's steps, in order) were run by one interleaving
@@ -508,9 +503,15 @@ def known_layout(kernel) -> Optional[CreditModel]:
     """The model `remember_layout` kept, while the kernel's resources and task lists are
     the same objects."""
     got = kernel.__dict__.get("_ts_credit_layout")
-    if got is not None and _same(got[0], _layout_sig(kernel)):
-        return got[1]
-    return None
+    if got is None:
+        return None
+    sig, tasks = got[0], kernel.tasks
+    if sig[0] is not kernel.resources or len(sig) != len(tasks) + 1:
+        return None
+    for x, t in zip(sig[1:], tasks):     # (sig == _layout_sig(kernel) by identity, without making it)
+        if x[0] is not t.lowered or x[1] is not t.src or x[2] is not t.dst:
+            return None
+    return got[1]
 
 
 def apply_moves(credits: list, totals: list, moves) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from ..enums import LoopGuard, OpaqueCondition, ScheduleStage, guard_fires
+from ..model.kernel import ResourceKind
 from ..model.lowered import HEAD, LOOP, TAIL, Entry, LoweredSchedule
 from ..model.values import RUNTIME, UNKNOWN, DynamicBound, is_static_int
 
@@ -33,6 +34,7 @@ __all__ = [
     "variants", "table_fallback", "is_persistent_kernel", "domain_probe",
 ]
 
+_WORK_QUEUE = ResourceKind.WORK_QUEUE
 _GUARD_TAGS = {LoopGuard.Always: "", LoopGuard.FirstIter: "F", LoopGuard.LastIter: "L"}
 
 
@@ -95,7 +97,10 @@ def table_fallback(kernel) -> int:
 
 
 def is_persistent_kernel(kernel) -> bool:
-    return any(r.is_work_queue for r in kernel.resources.values())
+    for r in kernel.resources.values():
+        if r.kind is _WORK_QUEUE:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------------- entries

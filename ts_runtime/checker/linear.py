@@ -63,14 +63,16 @@ class LinearContext:
         self.T = len(kernel.tasks)
         self.ok = not ctx.aliased
         if self.ok and self.T > 1:
-            self.ok = not any(r.kind is _PDL_WAIT_KIND or r.kind is _PDL_LAUNCH_KIND
-                              for r in ctx.res.values())
-            if self.ok:
+            for r in ctx.res.values():
+                if r.kind is _PDL_WAIT_KIND or r.kind is _PDL_LAUNCH_KIND:
+                    self.ok = False
+                    break
+            else:
                 # two tasks listing one pipeline on the same side (two consumer warpgroups
                 # of one accumulator) are, nearly always, two takers of one of its pools:
                 # not worth making rows for (the run's own test is `walk_run`'s)
                 producers, consumers = ctx.credits._listing
-                self.ok = all(n < 2 for n in producers.values()) and all(n < 2 for n in consumers.values())
+                self.ok = max(producers.values(), default=0) < 2 and max(consumers.values(), default=0) < 2
         self._rows: list = [None] * self.T       # per task: rows per entry position (None: not made)
         self._lists: dict = {}                   # ctx.task key -> (rows, decrement mask) or None
         self._by_pair: dict = {}                 # (resource, id of stage) -> rows or None

@@ -262,12 +262,15 @@ def _ranges(res, side: Optional[str]) -> List[tuple]:
     elif side == "consumer":
         names = res.consumer_requirements
     out = []
-    for a in list(res.smem) + list(res.tmem):
-        if names is not None and a.name not in names:
-            continue
-        if not (is_static_int(a.offset) and is_static_int(a.size)) or a.size <= 0:
-            continue       # unknown layout: never claim an overlap
-        out.append((a.space, a.offset, a.offset + a.size))
+    for part in (res.smem, res.tmem):
+        for a in part:
+            if names is not None and a.name not in names:
+                continue
+            off, size = a.offset, a.size
+            if not ((type(off) is int or is_static_int(off)) and (type(size) is int or is_static_int(size))) \
+                    or size <= 0:
+                continue       # unknown layout: never claim an overlap
+            out.append((a.space, off, off + size))
     return out
 
 
