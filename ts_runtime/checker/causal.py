@@ -51,13 +51,12 @@ from bisect import bisect_left, bisect_right
 from typing import Dict, List, Optional, Union
 
 from .explore import RACE, ReplayedFinding, RunResult
-from .program import NO_EFFECT, Program
+from .program import Program
 from .state import ACQ, CLEAR, CONS_HELD, CWORK, PROD, PROD_HELD, PWORK, REL, SIDE, TAG, UNCOVERED, UWORK, \
     WAIT, WRITES, apply_held, race_overlap
 
 __all__ = ["causal_run"]
 
-_TAGGED = ("tagged",)     # by_key's key of entries a completion wait may drop
 _CLOCK_EVERY = 1024       # steps between reads of the clock for the deadline
 
 
@@ -84,9 +83,11 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     for i, tops in enumerate(ops):
         for op in set(tops):                  # equal steps of a task share one Op
             b = op.bidx
+            if op.noop and b < 0:
+                continue
             if b >= 0 and takers.setdefault(b, i) != i:
                 return None
-            simple, rest = op.step
+            simple, rest = op.simple, op.rest
             for k, d in simple:
                 if d and (givers if d > 0 else takers).setdefault(k, i) != i:
                     return None
@@ -130,18 +131,18 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     gclk: Dict[int, List[tuple]] = {p: [] for p in givers}   # clock of each give
     taken: Dict[int, int] = {}
     ns = [len(t) for t in ops]
-    path: List[tuple] = []                 # the walk's steps, in order
+    path: List[int] = []                   # the walk's steps, in order, by task (see _steps_of)
     # An access's life: ((resource, slot, access, task, entry index), clock of the step
     # that starts it, the step (task, position) that ends it or None, the held entry (None:
     # a pending work access), the step that starts it (a pending access: the work step)).
     # A step with clock k follows step (j, d) iff k[j] > d.
     lives: List[tuple] = []
     open_: Dict[tuple, tuple] = {}         # held entry -> (clock, step) of the step that added it
-    touching: List[tuple] = []             # (entries a step reads or makes, task, position, clock)
+    touching: List[tuple] = []             # (entries a step reads or makes, (task, position, clock))
     kills: List[tuple] = []                # (action dropping other tasks' entries, task, position, clock)
     tags: List[tuple] = []                 # (completion tag action, task, position, clock)
     foreign: List[tuple] = []              # (entry dropped by another task, that task, position, clock)
-    readers: Dict[tuple, list] = {}        # (resource, slot) -> (task, position, clock) of the steps reading it
+    readers: Dict[int, dict] = {}          # resource -> slot -> (task, position, clock) of the steps reading it
     steps = 0                              # transitions, counted as the search does
     alias = prog.alias
     now: Dict[int, tuple] = {}             # (early_exit) task -> its pending access
@@ -173,13 +174,15 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
         # run with this step, as explore.MacroSteps does (explore.trails, inlined)
         n_i = ns[i]
         trailing = nxt < n_i and tops[nxt].trail and (nxt + 1 >= n_i or not tops[nxt + 1].vis)
-        if b < 0 and not early_exit and op.step is NO_EFFECT:
+        if b < 0 and not early_exit and op.noop:
             # a step with no effect (a try-wait, work on a resource nothing aliases): it
             # gets no clock; the task's next clock takes its own count from its position
             s[i] = nxt
-            path.append((i, c))
+            path.append(i)
             continue
-        ic = (i, c)                        # (the step's one tuple: the path's, its lives')
+        simple, rest = op.simple, op.rest
+        p = op.pend
+        ic = (i, c) if p is not None or rest is not None else None    # (for its lives)
         prev = last[i]
         if b >= 0 and givers.get(b, i) != i:
             need = taken.get(b, 0) - initial[b] + 1      # gives the take needs
@@ -199,7 +202,6 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             clk[i] = nxt
             clk = tuple(clk)
         last[i] = clk
-        p = op.pend
         if p is not None:
             if b >= 0:
                 return None
@@ -218,8 +220,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 if _conflicts(alias, q, open_, now):
                     return None
                 now[i] = q
-        simple, rest = op.step
-        s[i] = c + 1
+        s[i] = nxt
         if rest is not None:
             rounds, pdl_wait, hact, eidx = rest
             if rounds:
@@ -233,11 +234,17 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
             if hact and racy is not None:
                 got = kept.get(id(hact))
                 if got is None:
-                    got = kept[id(hact)] = tuple([
-                        a for a in hact if a[0] == TAG or a[0] == CLEAR or
-                        (a[1], -1 if a[0] == UWORK else a[2]) in racy])
+                    for a in hact:
+                        if not (a[0] == TAG or a[0] == CLEAR or (a[1], -1 if a[0] == UWORK else a[2]) in racy):
+                            got = tuple([a for a in hact if a[0] == TAG or a[0] == CLEAR or
+                                         (a[1], -1 if a[0] == UWORK else a[2]) in racy])
+                            break
+                    else:
+                        got = hact                 # (nothing left out: no new tuple)
+                    kept[id(hact)] = got
                 hact = got
             if hact:
+                stamp = None               # (task, position, clock) of the step, made once
                 new = apply_held(held, hact, i, eidx)
                 # (held maps are short tuples: membership tests beat building sets)
                 added = [e for e in new if e not in held]
@@ -280,9 +287,11 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     # out: it rewrites only untagged reads, which a drop removes in either
                     # order, tagged or not)
                     if kind == PWORK or kind == CWORK or kind == WAIT:
-                        readers.setdefault((a[1], a[2]), []).append((i, c, clk))
+                        if stamp is None:
+                            stamp = (i, c, clk)
+                        _slot_list(readers, a[1], a[2]).append(stamp)
                 if added:
-                    touching.append((added, i, c, clk))
+                    touching.append((added, stamp if stamp is not None else (i, c, clk)))
                 held = new
         for k, d in simple:
             s[k] += d
@@ -292,7 +301,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                 gclk[k].append(clk)
             elif d < 0:
                 taken[k] = taken.get(k, 0) - d
-        path.append(ic)
+        path.append(i)
     lives.extend(((e[0], e[1], e[2], e[3], e[6]), ks, None, e, st) for e, (ks, st) in open_.items())
 
     # ---- 2. unordered steps of different tasks have commuting held actions: an action
@@ -300,31 +309,42 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     # completion wait) drops none that an unordered step of another task reads or makes,
     # in the walk's order or the other
     if kills:
-        by_key: Dict[tuple, list] = {}
-        for entries, i, c, clk in touching:
+        # the entries each step reads or makes, by resource and slot, and those tagged by a
+        # completion: flat lists of entry, stamp, entry, stamp, ... (no pair per entry)
+        by_slot: Dict[int, dict] = {}
+        tagged: list = []
+        for entries, stamp in touching:
             for e in entries:
-                x = (e, i, c, clk)
-                by_key.setdefault((e[0], e[1]), []).append(x)
+                flat = _slot_list(by_slot, e[0], e[1])
+                flat.append(e)
+                flat.append(stamp)
                 if e[4] >= 0:
-                    by_key.setdefault(_TAGGED, []).append(x)
+                    tagged.append(e)
+                    tagged.append(stamp)
         for a, i, c, ci in kills:
             kind = a[0]
             if kind == CLEAR:
                 rr, rnd = a[1], a[2]
-                hit = [x for x in by_key.get(_TAGGED, ()) if x[1] != i and x[0][4] == rr and x[0][5] <= rnd]
-            elif kind == WAIT:
-                hit = [x for x in by_key.get((a[1], a[2]), ())
-                       if x[1] != i and x[0][2] <= PROD and x[0][4] != UNCOVERED]
+                flat = tagged
             else:
-                hit = [x for x in by_key.get((a[1], a[2]), ()) if x[1] != i and x[0][2] >= CONS_HELD]
-            for _, j, d, cj in hit:
-                if cj[i] <= c and ci[j] <= d:
+                flat = by_slot.get(a[1], _NONE).get(a[2], ())
+            for k in range(0, len(flat), 2):
+                e, (j, d, cj) = flat[k], flat[k + 1]
+                if j == i:
+                    continue
+                if kind == CLEAR:
+                    hit = e[4] == rr and e[5] <= rnd
+                elif kind == WAIT:
+                    hit = e[2] <= PROD and e[4] != UNCOVERED
+                else:
+                    hit = e[2] >= CONS_HELD
+                if hit and cj[i] <= c and ci[j] <= d:
                     return None            # unordered: the held map could depend on the order
         # an entry the walk dropped before its own task read its stage: in the other
         # order, the read would have seen it
         for e, i, c, ci in foreign:
             j = e[3]
-            for jj, d, cj in readers.get((e[0], e[1]), ()):
+            for jj, d, cj in readers.get(e[0], _NONE).get(e[1], ()):
                 if jj == j and cj[i] <= c and ci[j] <= d:
                     return None
 
@@ -395,7 +415,7 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
                     pairs.append((key, lx, ly, ra, rb))
     if races:
         if not early_exit:
-            got = _race_run(prog, lives, pairs, kills, retagged, path, max_findings, max_states, t0)
+            got = _race_run(prog, lives, pairs, kills, retagged, _steps_of(path, T), max_findings, max_states, t0)
             if got is not None:
                 got.states = steps + 1
                 return got
@@ -405,11 +425,36 @@ def causal_run(prog: Program, max_states: int, deadline: Optional[float],
     result.states = steps + 1
     result.complete_states = 1
     if witness:
-        result.complete_path = path
+        result.complete_path = _steps_of(path, T)
         result.complete_state = tuple(s[:held_idx]) + (held,)
         result.complete_no = steps + 1
     result.seconds = time.perf_counter() - t0
     return result
+
+
+_NONE: dict = {}
+
+
+def _slot_list(table: dict, key, sub) -> list:
+    """table[key][sub], a list, made (with the inner dict) on first use: keyed by resource
+    and slot without a pair per look-up."""
+    inner = table.get(key)
+    if inner is None:
+        inner = table[key] = {}
+    got = inner.get(sub)
+    if got is None:
+        got = inner[sub] = []
+    return got
+
+
+def _steps_of(tasks: List[int], T: int) -> List[tuple]:
+    """The (task, position) steps of a walk given by the task of each step."""
+    at = [0] * T
+    out = []
+    for i in tasks:
+        out.append((i, at[i]))
+        at[i] += 1
+    return out
 
 
 def _add(sets: dict, key, value) -> None:

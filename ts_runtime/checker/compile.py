@@ -241,7 +241,7 @@ class CompileContext:
             cls = _OTHER
         nparts = 2 if (stage is _ConsumerWork or stage is _ProducerWork) and self.split[rid] else 1
         if id(stage) in _ROLE_BY_ID:
-            if self.credits._occ_matters(rid):
+            if self.credits.interleaved and self.credits._occ_matters(rid):
                 return (None, False, rid, stage, None, None, pdl, cls, members, True)
             eff = self.credits.fixed_effect(ti, rid, stage)
             info = self._info(eff)
@@ -264,18 +264,18 @@ class CompileContext:
         by_slot = cls == _TRACKED and rid not in self.completion
         return (fixed, by_slot, rid, stage, eff, info, pdl, cls, members, False)
 
-    def _held(self, rid, stage, slot) -> tuple:
-        """(held micro-actions, pending access) of a step on a tracked resource, but for
-        completion-wait tags."""
+    def _held(self, rid, stage, slot, eidx) -> tuple:
+        """(held micro-actions, pending access (Op's `pend`)) of a step of entry `eidx` on a
+        tracked resource, but for completion-wait tags."""
         if rid in self.aliased:
             if stage is _ProducerAcquire:
                 return ((ACQ, rid, slot, rid in self.dma),), None
             if stage is _ProducerWork:
-                return ((PWORK, rid, slot),), (rid, slot, PROD)
+                return ((PWORK, rid, slot),), (rid, slot, PROD, eidx)
             if stage is _ConsumerWait:
                 return ((WAIT, rid, slot),), None
             if stage is _ConsumerWork:
-                return ((CWORK, rid, slot),), (rid, slot, CONS)
+                return ((CWORK, rid, slot),), (rid, slot, CONS, eidx)
             if stage is _ConsumerRelease and rid not in self.dma:
                 return ((REL, rid, slot),), None
         return (), None
@@ -381,8 +381,9 @@ class CompileContext:
                 key = slot * n_entries + j    # (j, slot) as an int (slots are >= -1): no tuple per step
                 op = memo.get(key)
                 if op is None:
-                    held, pending = self._held(rid, tm[3], slot)
-                    op = memo[key] = Op(entries[j], 0, res, tm[4], tm[6], held, pending, slot, tm[5])
+                    e = entries[j]
+                    held, pend = self._held(rid, tm[3], slot, e.index)
+                    op = memo[key] = Op(e, 0, res, tm[4], tm[6], held, pend, slot, tm[5])
                 tops.append(op)
                 continue
             _, _, rid, stage, eff, einfo, pdl, cls, members, occ_matters = tm
@@ -398,7 +399,7 @@ class CompileContext:
                 if c is None:
                     c = cursors[rid] = self.cursors(ti, rid)
                 slot = c.step(stage)
-                held, pending = self._held(rid, stage, slot)
+                held, pending = self._held(rid, stage, slot, e.index)
                 if rid in completion:
                     if stage is _ProducerCommit and srcs:
                         commits[rid] = commits.get(rid, 0) + 1
@@ -419,7 +420,7 @@ class CompileContext:
                         else:
                             access = PROD_C if part == 0 else CONS
                         h = ((UWORK, rid, access, end if part else False),)
-                        op = memo[okey] = Op(e, part, res, eff, pdl, h, (rid, -1, access), -1, einfo, 2)
+                        op = memo[okey] = Op(e, part, res, eff, pdl, h, (rid, -1, access, e.index), -1, einfo, 2)
                     tops.append(op)
                 continue
             elif cls != _OTHER:

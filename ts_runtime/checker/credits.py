@@ -84,6 +84,7 @@ class StepCredit(NamedTuple):
 
 
 NO_CREDIT = StepCredit()
+_new = tuple.__new__
 DENSE_LANE = (False, 0, 1)   # `lane_info` of a role with stride 1
 
 
@@ -425,7 +426,8 @@ class CreditModel:
         plain = self._plain(rid, stage)
         if plain is not None:
             p, delta, blocking, counter, n = plain
-            return StepCredit(p if blocking else -1, (Move(p, delta, counter, n),))
+            # (StepCredit(...) and Move(...), without their Python-level __new__)
+            return _new(StepCredit, (p if blocking else -1, (_new(Move, (p, delta, counter, n)),)))
         res = self.kernel.resources
         r = res.get(rid)
         if r is None or r.kind is _WORK_QUEUE:

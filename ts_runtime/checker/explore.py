@@ -42,7 +42,7 @@ from .state import PROD_HELD, UNCOVERED, WRITES, apply_held, race_overlap
 
 __all__ = ["Finding", "ReplayedFinding", "RunResult", "explore", "replay"]
 
-_bidx, _step, _pend, _launch = (attrgetter("bidx"), attrgetter("step"), attrgetter("pend"),
+_bidx, _step, _pend, _launch = (attrgetter("bidx"), attrgetter("simple", "rest"), attrgetter("pend"),
                                 attrgetter("launch"))
 
 DEADLOCK, RACE, PDL = "deadlock", "race", "pdl"
@@ -87,7 +87,8 @@ def replay(prog: Program, path) -> tuple:
     s = list(prog.initial_state())
     held = s[held_idx]
     for i, c in path:
-        simple, rest = prog.ops[i][c].step
+        op = prog.ops[i][c]
+        simple, rest = op.simple, op.rest
         s[i] = c + 1
         for k, d in simple:
             s[k] += d
@@ -484,7 +485,8 @@ class MacroSteps(dict):
 
     def __missing__(self, c: int) -> tuple:
         tops = self.tops
-        simple, rest = tops[c].step
+        op = tops[c]
+        simple, rest = op.simple, op.rest
         nxt = c + 1
         # a trailing step joins unless the step after it is observed (a pending access or
         # a launch): the task's pending access appears only by a step of its own, never
@@ -493,7 +495,7 @@ class MacroSteps(dict):
         if trails(tops, nxt):
             moves = list(simple)
             while trails(tops, nxt):
-                moves.extend(tops[nxt].step[0])
+                moves.extend(tops[nxt].simple)
                 nxt += 1
             simple = tuple(moves)
         v = self[c] = (simple, rest, nxt)
@@ -571,7 +573,7 @@ def _explore_one(prog: Program, t0: float, max_states: int, deadline: Optional[f
             explored = pos + 1
             break
         # the Op.effect transition, inlined
-        simple, rest = op.step
+        simple, rest = op.simple, op.rest
         s[0] = pos + 1
         for k, d in simple:
             s[k] += d

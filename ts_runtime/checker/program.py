@@ -22,7 +22,6 @@ from .state import Layout
 __all__ = ["Op", "Program", "alias_table", "XStep", "split_steps"]
 
 S = ScheduleStage
-_WAIT_ID, _RELEASE_ID = id(ScheduleStage.ConsumerWait), id(ScheduleStage.ConsumerRelease)
 # enum members bound once: attribute access on an Enum class is slow on hot paths
 _ConsumerAuxWork = ScheduleStage.ConsumerAuxWork
 _ConsumerRelease = ScheduleStage.ConsumerRelease
@@ -63,11 +62,6 @@ class XStep:
         return f"XStep({self.x!r}, part={self.part}, nparts={self.nparts})"
 
 
-# Op.step of a step with no effect on the state (no move, held action, PDL flag or pending
-# access): a try-acquire, a try-wait, work on a resource nothing aliases.
-NO_EFFECT = ((), None)
-
-
 class Op:
     """A compiled step. Ops are values: equal steps of a task (same entry, slot, credit
     effect, held actions) share one Op object.
@@ -77,10 +71,12 @@ class Op:
     `block`, `moves`, `effect`): a check compiles every step of every run, and most
     checks report nothing."""
     __slots__ = ("_label", "_res", "_eff", "held", "pdl", "dmask", "slot", "eidx",
-                 "entry", "part", "nparts", "_sig", "bidx", "pend", "launch", "vis", "loud", "step",
-                 "trail")
+                 "entry", "part", "nparts", "_sig", "bidx", "pend", "launch", "vis", "loud", "simple",
+                 "rest", "noop", "trail")
 
-    def __init__(self, entry, part, res, eff, pdl, held, pending, slot, einfo, nparts=1):
+    def __init__(self, entry, part, res, eff, pdl, held, pend, slot, einfo, nparts=1):
+        """`pend`: (resource, slot, access, entry index) of a work access to an aliased
+        resource, else None."""
         self.entry = entry
         self.part = part
         self.nparts = nparts
@@ -95,19 +91,22 @@ class Op:
         self.pdl = pdl
         self.slot = slot
         eidx = self.eidx = entry.index
-        # the step's effect on the state for the search's inner loop: (single-participant
-        # moves, None or (shared rounds, PDL wait, held micro-actions, entry index)), as
-        # most steps only move single-participant credits
+        # the step's effect on the state for the search's inner loop: single-participant
+        # moves, and None or (shared rounds, PDL wait, held micro-actions, entry index), as
+        # most steps only move single-participant credits (two attributes, not a pair: a
+        # check makes an Op for every distinct step, and each tuple counts for the GC)
         pdl_wait = pdl == PDL_WAIT
-        rest = (rounds, pdl_wait, held, eidx) if rounds or pdl_wait or held else None
-        # (one shared object for the steps that change nothing: causal.py tests it by identity)
-        self.step = (simple, rest) if simple or rest is not None or pending is not None else NO_EFFECT
+        rest = self.rest = (rounds, pdl_wait, held, eidx) if rounds or pdl_wait or held else None
+        self.simple = simple
+        # a step that changes nothing (no move, held action, PDL flag or pending access): a
+        # try-acquire, a try-wait, work on a resource nothing aliases (causal.py skips it)
+        self.noop = not simple and rest is None and pend is None
         # for the partial-order reduction (reduce.py): whether the step is a launch, whether
         # a task about to run it is observed (a pending access or a launch), and whether
         # running it is observed (that, or a held-state or PDL effect)
         launch = self.launch = pdl == PDL_LAUNCH
-        if pending is None:
-            self.pend = None
+        self.pend = pend
+        if pend is None:
             self.vis = launch
             self.loud = bool(held or pdl)
             # for the search's macro-steps (explore.MacroSteps): a *trailing* step can run
@@ -115,13 +114,17 @@ class Op:
             # participant pools, and nothing observes it
             self.trail = bidx < 0 and rest is None and not launch and dmask == 0
         else:
-            self.pend = pending + (eidx,)
             self.vis = self.loud = True
             self.trail = False
 
     @property
     def range(self):
         return self.entry.range
+
+    @property
+    def step(self) -> tuple:
+        """(simple, rest): the two parts of the step's transition (`effect`)."""
+        return self.simple, self.rest
 
     @property
     def pending(self) -> Optional[tuple]:
@@ -146,7 +149,7 @@ class Op:
         `explore._explore_one`): the task's cursor + 1, each simple move added to its
         pool, each round counter advanced modulo its size (adding to its pool when it
         wraps), the PDL flag set."""
-        simple, rest = self.step
+        simple, rest = self.simple, self.rest
         return (simple,) + rest if rest is not None else (simple, (), False, (), self.eidx)
 
     @property
@@ -181,8 +184,15 @@ def effect_info(eff, coff: int, toff: int) -> tuple:
     participant moves, ((total index, n, credit index, delta), ...) of shared rounds, mask
     of the pools it decrements) of one StepCredit, for a state layout's offsets."""
     block = coff + eff.block_pool if eff.block_pool >= 0 else -1
-    if not eff.moves:
+    moves = eff.moves
+    if not moves:
         return (block, (), (), 0)
+    if len(moves) == 1:                  # (most effects: one move)
+        pool, delta, counter, n = moves[0]
+        dmask = 1 << pool if delta < 0 else 0
+        if n == 1:
+            return (block, ((coff + pool, delta),), (), dmask)
+        return (block, (), ((toff + counter, n, coff + pool, delta),), dmask)
     dmask = 0
     simple = []
     rounds = []
@@ -344,29 +354,38 @@ def split_steps(kernel, xs: Sequence[ExpandedEntry], split: Optional[Dict[int, b
 
 
 def _advance_on_wait(kernel, rid, uses=None) -> bool:
-    """`uses` (optional, from `_stage_uses`): per task, the set of (rid, id of a stage) it
-    performs."""
+    """`uses` (optional, from `_stage_uses`): per task, the resources it waits on and
+    those it releases."""
     r = kernel.resources[rid]
     if r.pipeline.advance_on_wait is True:
         return True
     if uses is None:
         uses = _stage_uses(kernel)
     grp = r.group
-    for u in uses:    # the manager sets it for split consumers (wait without release)
+    for waits, releases in uses:    # the manager sets it for split consumers (wait without release)
         if grp is None:
-            waits = (rid, _WAIT_ID) in u
-            releases = (rid, _RELEASE_ID) in u
-        else:
-            waits = (rid, _WAIT_ID) in u or (grp, _WAIT_ID) in u
-            releases = (rid, _RELEASE_ID) in u or (grp, _RELEASE_ID) in u
-        if waits and not releases:
+            if rid in waits and rid not in releases:
+                return True
+        elif (rid in waits or grp in waits) and not (rid in releases or grp in releases):
             return True
     return False
 
 
 def _stage_uses(kernel) -> list:
-    """Per task with a schedule: the set of (resource, id of a stage) it performs."""
-    return [{(e.resource, id(e.stage)) for e in t.lowered.entries} for t in kernel.tasks if t.lowered is not None]
+    """Per task with a schedule: (the resources it waits on, those it releases)."""
+    out = []
+    for t in kernel.tasks:
+        if t.lowered is None:
+            continue
+        waits, releases = set(), set()
+        for e in t.lowered.entries:
+            stage = e.stage
+            if stage is _ConsumerWait:
+                waits.add(e.resource)
+            elif stage is _ConsumerRelease:
+                releases.add(e.resource)
+        out.append((waits, releases))
+    return out
 
 
 def _cursor_params(kernel, task, rid, ti=None, credits=None, aow=None) -> tuple:
