@@ -163,6 +163,7 @@ class CompileContext:
         self.task_names = [t.name for t in tasks]
         self._coff = len(tasks)
         self._toff = self._coff + len(credits.pools)
+        self._offs = (self._coff, self._toff)      # for the Ops made without a StepCredit
         self._no_info = self._info(NO_CREDIT)
 
     def cursors(self, ti, rid) -> _Cursors:
@@ -241,10 +242,16 @@ class CompileContext:
             cls = _OTHER
         nparts = 2 if (stage is _ConsumerWork or stage is _ProducerWork) and self.split[rid] else 1
         if id(stage) in _ROLE_BY_ID:
-            if self.credits.interleaved and self.credits._occ_matters(rid):
+            credits = self.credits
+            if credits.interleaved and credits._occ_matters(rid):
                 return (None, False, rid, stage, None, None, pdl, cls, members, True)
-            eff = self.credits.fixed_effect(ti, rid, stage)
-            info = self._info(eff)
+            # the common case without its StepCredit (an Op derives `block` and `moves`
+            # from its transition when it has none)
+            eff = None
+            info = credits.plain_info(rid, stage, self._coff, self._toff)
+            if info is None:
+                eff = credits.fixed_effect(ti, rid, stage)
+                info = self._info(eff)
         else:
             # (CreditModel.fixed_effect of a step that is no pipeline role: no credit)
             eff, info = NO_CREDIT, self._no_info
@@ -254,13 +261,13 @@ class CompileContext:
             # search reads (no held access, no completion tag; the pool is fixed as the
             # occurrence does not pick it), so its steps are position-independent too. The
             # cursors are not stepped for it (the slot would only be shown, and is not).
-            op = Op(e, 0, res, eff, pdl, (), None, None, info, nparts)
+            op = Op(e, 0, res, eff, pdl, (), None, None, info, nparts, self._offs)
             return ((op,), False, rid, stage, eff, info, pdl, cls, members, False)
         if cls == _OTHER:
             # no cursor, no held action, one effect: the same Op(s) at every position, in
             # every run of this check
-            op = Op(e, 0, res, eff, pdl, (), None, None, info, nparts)
-            fixed = (op,) if nparts == 1 else (op, Op(e, 1, res, eff, pdl, (), None, None, info, nparts))
+            op = Op(e, 0, res, eff, pdl, (), None, None, info, nparts, self._offs)
+            fixed = (op,) if nparts == 1 else (op, Op(e, 1, res, eff, pdl, (), None, None, info, nparts, self._offs))
         by_slot = cls == _TRACKED and rid not in self.completion
         return (fixed, by_slot, rid, stage, eff, info, pdl, cls, members, False)
 
@@ -383,7 +390,7 @@ class CompileContext:
                 if op is None:
                     e = entries[j]
                     held, pend = self._held(rid, tm[3], slot, e.index)
-                    op = memo[key] = Op(e, 0, res, tm[4], tm[6], held, pend, slot, tm[5])
+                    op = memo[key] = Op(e, 0, res, tm[4], tm[6], held, pend, slot, tm[5], 1, self._offs)
                 tops.append(op)
                 continue
             _, _, rid, stage, eff, einfo, pdl, cls, members, occ_matters = tm
@@ -420,7 +427,8 @@ class CompileContext:
                         else:
                             access = PROD_C if part == 0 else CONS
                         h = ((UWORK, rid, access, end if part else False),)
-                        op = memo[okey] = Op(e, part, res, eff, pdl, h, (rid, -1, access, e.index), -1, einfo, 2)
+                        op = memo[okey] = Op(e, part, res, eff, pdl, h, (rid, -1, access, e.index), -1, einfo, 2,
+                                             self._offs)
                     tops.append(op)
                 continue
             elif cls != _OTHER:
@@ -458,7 +466,7 @@ class CompileContext:
             okey = (j, id(eff), held, slot)
             op = memo.get(okey)
             if op is None:
-                op = memo[okey] = Op(e, 0, res, eff, pdl, held, pending, slot, einfo)
+                op = memo[okey] = Op(e, 0, res, eff, pdl, held, pending, slot, einfo, 1, self._offs)
             tops.append(op)
 
 

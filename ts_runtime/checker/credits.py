@@ -409,18 +409,19 @@ class CreditModel:
         return (index[(rid, 0, FULL)], index[(rid, 0, EMPTY)], self._listing[0].get(rid, 0),
                 self._listing[1].get(rid, 0))
 
-    def plain_info(self, rid: int, stage) -> Optional[tuple]:
-        """`effect_info(fixed_effect(ti, rid, stage), 0, 0)` (program.py) of the common case
-        (`_plain`), without making the StepCredit; None in every other case (the caller
+    def plain_info(self, rid: int, stage, coff: int = 0, toff: int = 0) -> Optional[tuple]:
+        """`effect_info(fixed_effect(ti, rid, stage), coff, toff)` (program.py) of the common
+        case (`_plain`), without making the StepCredit; None in every other case (the caller
         then asks `fixed_effect`)."""
         got = self._plain(rid, stage)
         if got is None:
             return None
         p, delta, blocking, counter, n = got
         dmask = 1 << p if delta < 0 else 0
+        c = coff + p
         if n > 1:
-            return (p if blocking else -1, (), ((counter, n, p, delta),), dmask)
-        return (p if blocking else -1, ((p, delta),), (), dmask)
+            return (c if blocking else -1, (), ((toff + counter, n, c, delta),), dmask)
+        return (c if blocking else -1, ((c, delta),), (), dmask)
 
     def _effect_of(self, ti: int, rid: int, stage, o: int) -> StepCredit:
         plain = self._plain(rid, stage)

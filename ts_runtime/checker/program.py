@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from ..enums import LoopGuard, PipelineGroupMode, PipelineType, ScheduleStage
 from ..model.kernel import ResourceKind
 from ..model.values import is_static_int
-from .credits import DENSE_LANE, CreditModel, lane_info, strides
+from .credits import DENSE_LANE, CreditModel, Move, lane_info, strides
 from .expand import ExpandedEntry, IterationCount, Variant
 from .state import Layout
 
@@ -70,18 +70,20 @@ class Op:
     (`label`, made from the entry and the kernel's resources and then kept; `range`,
     `block`, `moves`, `effect`): a check compiles every step of every run, and most
     checks report nothing."""
-    __slots__ = ("_label", "_res", "_eff", "held", "pdl", "dmask", "slot", "eidx",
+    __slots__ = ("_label", "_res", "_eff", "_offs", "held", "pdl", "dmask", "slot", "eidx",
                  "entry", "part", "nparts", "_sig", "bidx", "pend", "launch", "vis", "loud", "simple",
                  "rest", "noop", "trail")
 
-    def __init__(self, entry, part, res, eff, pdl, held, pend, slot, einfo, nparts=1):
-        """`pend`: (resource, slot, access, entry index) of a work access to an aliased
-        resource, else None."""
+    def __init__(self, entry, part, res, eff, pdl, held, pend, slot, einfo, nparts=1, offs=None):
+        """`eff`: the StepCredit, or None when `offs` (the state layout's credit and
+        total offsets) gives `block` and `moves` from `einfo`. `pend`: (resource, slot,
+        access, entry index) of a work access to an aliased resource, else None."""
         self.entry = entry
         self.part = part
         self.nparts = nparts
         self._res = res
         self._eff = eff
+        self._offs = offs
         # for the search (explore.py), with the state layout's offsets: the state index
         # of the pool it blocks on, its effect on the state, its pending access
         bidx, simple, rounds, dmask = einfo
@@ -136,11 +138,19 @@ class Op:
     @property
     def block(self) -> int:
         """The pool the step blocks on (-1: never blocks)."""
-        return self._eff.block_pool
+        if self._eff is not None:
+            return self._eff.block_pool
+        return self.bidx - self._offs[0] if self.bidx >= 0 else -1
 
     @property
     def moves(self) -> tuple:
-        return self._eff.moves
+        """The StepCredit's moves (Move tuples)."""
+        if self._eff is not None:
+            return self._eff.moves
+        coff, toff = self._offs        # (made without one: one move, single or shared)
+        rounds = self.rest[0] if self.rest is not None else ()
+        return tuple([Move(k - coff, d, -1, 1) for k, d in self.simple] +
+                     [Move(p - coff, d, t - toff, n) for t, n, p, d in rounds])
 
     @property
     def effect(self) -> tuple:
