@@ -125,9 +125,8 @@ def test_a_producer_consumer_pair_is_walked_and_its_ops_made_on_use():
     assert "COMPLETE" in result.report
 
 
-def test_two_consumers_of_one_pool_are_searched():
-    """Both consumers wait on the same full pool: the wait of one can disable the other's,
-    so the run is not one path."""
+def two_consumers(rounds: int = 2):
+    """A producer of two items and two consumers of one pipeline, `rounds` items each."""
     kb = KernelBuilder()
     p = kb.pipe("p", stages=2)
     with kb.task("P", dst=[p]) as t:
@@ -135,9 +134,15 @@ def test_two_consumers_of_one_pool_are_searched():
             t.ops(p, "acquire", "producer_work", "commit")
     for name in ("C0", "C1"):
         with kb.task(name, src=[p]) as t:
-            with t.loop(2):
+            with t.loop(rounds):
                 t.ops(p, "wait", "consumer_work", "release")
-    assert _walks(kb.build()) == [None]
+    return kb.build()
+
+
+def test_two_consumers_of_one_pool_are_searched():
+    """Both consumers wait on the same full pool: the wait of one can disable the other's,
+    so the run is not one path."""
+    assert _walks(two_consumers()) == [None]
 
 
 def test_a_deadlock_is_reported_by_the_search():

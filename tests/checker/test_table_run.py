@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 import ts_runtime.checker as checker
 from kbuild import KernelBuilder, pair
-from test_linear import chain_kernels, persistent_kernels, summary
+from test_linear import chain_kernels, persistent_kernels, summary, two_consumers
 from test_reduction import kernels as mixed_kernels
+from test_variants import lane_kernel, producer
 from ts_runtime.checker import check_kernel
 from ts_runtime.model.values import RUNTIME
 from ts_runtime.rules.simulation import simulate_table
@@ -112,16 +113,7 @@ def test_a_deadlock_is_reported_by_the_search():
 def test_two_tasks_waiting_on_one_pipeline_are_not_taken_from_the_table():
     """Two consumers of one pool: the table's round robin completes, but its run is one
     of several (a wait of one consumer can disable the other's), so it decides nothing."""
-    kb = KernelBuilder()
-    p = kb.pipe("p", stages=2)
-    with kb.task("P", dst=[p]) as t:
-        with t.loop(2):
-            t.ops(p, "acquire", "producer_work", "commit")
-    for name in ("C0", "C1"):
-        with kb.task(name, src=[p]) as t:
-            with t.loop(1):
-                t.ops(p, "wait", "consumer_work", "release")
-    k = kb.build()
+    k = two_consumers(rounds=1)
     assert simulate_table(k).credits.complete_run is not None
     _, used = check_three_ways(k, witness=False)
     assert not used
@@ -144,3 +136,61 @@ def test_a_run_whose_loop_count_the_table_guesses_is_walked():
     assert sim.credits.complete_run is not None and len(sim.lists[0]) == 3
     result, used = check_three_ways(k, witness=False)
     assert not used and result.states_explored == 1
+
+
+def test_a_second_task_on_a_role_it_does_not_list_is_not_taken_from_the_table():
+    """C1 waits on and releases `p` without listing it: the table counts two waiting
+    tasks (one shared round), the checker one listing task, so their credit effects
+    differ and the table's run is not one of the checker's."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    with kb.task("P", dst=[p]) as t:
+        with t.loop(2):
+            t.ops(p, "acquire", "producer_work", "commit")
+    with kb.task("C0", src=[p]) as t:
+        with t.loop(1):
+            t.ops(p, "wait", "consumer_work", "release")
+    with kb.task("C1") as t:
+        with t.loop(1):
+            t.ops(p, "wait", "consumer_work", "release")
+    k = kb.build()
+    simulate_table(k)
+    _, used = check_three_ways(k, witness=False)
+    assert not used
+
+
+def test_a_strided_pipeline_is_not_taken_from_the_table():
+    """A consumer stepping two stages per wait (stride 2, no domain lane): the checker's
+    credit rows are not the plain ones the argument needs, so the run is left to the
+    search, although the table's round robin completes. With a domain lane of stride 2
+    and one consumer, the table blocks and the checker finds the deadlock."""
+    kb = KernelBuilder()
+    buf = kb.pipe("buf", stages=2, strides=(1, 1, 2, 2))
+    producer(kb, "Prod", buf, 4)
+    with kb.task("C0", src=[buf]) as c0:
+        with c0.loop(0, 4):
+            c0.ops(buf, "wait", "consumer_work", "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    assert not check_three_ways(k, witness=False)[1]
+    k = lane_kernel(both_lanes=False).build()
+    assert simulate_table(k).credits.complete_run is None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == ["TS801"]
+
+
+def test_a_pipeline_no_task_lists_is_left_to_the_search():
+    """Both tasks step on `buf` without listing it in src / dst: the walk has no rows
+    for it (linear.py, `_resource`), and the run goes to the search, not to the table."""
+    kb = KernelBuilder()
+    buf = kb.pipe("buf", stages=2)
+    with kb.task("P") as t:
+        with t.loop(3):
+            t.ops(buf, "acquire", "producer_work", "commit")
+    with kb.task("C") as t:
+        with t.loop(3):
+            t.ops(buf, "wait", "consumer_work", "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == []

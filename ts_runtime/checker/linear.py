@@ -158,12 +158,10 @@ class LinearContext:
             if not c.exact or low is not None and (low.skip_if is not None or low.has_work_tile_loop):
                 return None
         # the same credit effects on the checker's pools: one pool per role of each tracked
-        # resource (no lane, no interleaving, no group), one task performing each role of
-        # each resource (one participant in both models, one taker per pool), and a row for
-        # every step (dense strides, every tracked resource a task steps on listed by one:
-        # `_resource`)
-        if model._lanes or model.interleaved:
-            return None
+        # resource (no group; dense strides, so no lane and no interleaving), one task
+        # performing each role of each resource (one participant in both models, one taker
+        # per pool), and a row for every step (every tracked resource a task steps on
+        # listed by one: `_resource`)
         for who in model._performers.values():
             if len(who) > 1:
                 return None
