@@ -52,6 +52,20 @@ class IterationCount:
     reason: str = ""
 
 
+_EXACT: dict = {}
+
+
+def _exact(n: int) -> IterationCount:
+    """IterationCount(n), one object per count (a frozen dataclass is slow to make, and
+    every check asks for one per task)."""
+    got = _EXACT.get(n)
+    if got is None:
+        got = IterationCount(n)
+        if n < 4096:                     # (a bounded table)
+            _EXACT[n] = got
+    return got
+
+
 def domain_probe(low: LoweredSchedule):
     """What the front end recorded for a dynamic getter probed at tile (0, 0, 0)."""
     return getattr(low, "domain_probe", UNKNOWN)
@@ -60,10 +74,10 @@ def domain_probe(low: LoweredSchedule):
 def iteration_count(low: Optional[LoweredSchedule], fallback: int = 1) -> IterationCount:
     """model.md §7.1: exact count for int bounds, else `len(range(start|0, max(1, fallback), step|1))`."""
     if low is None or not low.has_domain_loop:
-        return IterationCount(0)
+        return _exact(0)
     start, end, step = low.domain_start, low.domain_end, low.domain_step
     if type(start) is int and type(end) is int and type(step) is int and step:
-        return IterationCount(len(range(start, end, step)))     # (the common case)
+        return _exact(len(range(start, end, step)))     # (the common case)
     if isinstance(end, DynamicBound):
         probe = domain_probe(low)
         if probe is UNKNOWN:
