@@ -194,15 +194,8 @@ def effect_info(eff, coff: int, toff: int) -> tuple:
     participant moves, ((total index, n, credit index, delta), ...) of shared rounds, mask
     of the pools it decrements) of one StepCredit, for a state layout's offsets."""
     block = coff + eff.block_pool if eff.block_pool >= 0 else -1
-    moves = eff.moves
-    if not moves:
+    if not eff.moves:
         return (block, (), (), 0)
-    if len(moves) == 1:                  # (most effects: one move)
-        pool, delta, counter, n = moves[0]
-        dmask = 1 << pool if delta < 0 else 0
-        if n == 1:
-            return (block, ((coff + pool, delta),), (), dmask)
-        return (block, (), ((toff + counter, n, coff + pool, delta),), dmask)
     dmask = 0
     simple = []
     rounds = []
