@@ -58,6 +58,8 @@ from .state import ACQ, CLEAR, CONS, CWORK, PROD, PROD_C, PWORK, REL, TAG, UWORK
 
 __all__ = ["CompileContext", "compile_program", "task_lists"]
 
+_NO_INFO = (-1, (), (), 0)     # effect_info(NO_CREDIT, ...), whatever the offsets
+
 
 def task_lists(kernel, variant: Variant, tiles: int, fallback: int = 1):
     """(expanded lists, iteration counts) of every task for one variant; raises Unknown."""
@@ -164,7 +166,6 @@ class CompileContext:
         self._coff = len(tasks)
         self._toff = self._coff + len(credits.pools)
         self._offs = (self._coff, self._toff)      # for the Ops made without a StepCredit
-        self._no_info = self._info(NO_CREDIT)
 
     def cursors(self, ti, rid) -> _Cursors:
         key = (ti, rid)
@@ -254,7 +255,7 @@ class CompileContext:
                 info = self._info(eff)
         else:
             # (CreditModel.fixed_effect of a step that is no pipeline role: no credit)
-            eff, info = NO_CREDIT, self._no_info
+            eff, info = NO_CREDIT, _NO_INFO
         fixed = None
         if cls == _TRACKED and rid not in self.aliased and rid not in self.completion:
             # a pipelined resource no other resource aliases: its slot changes nothing the

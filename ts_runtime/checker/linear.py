@@ -172,11 +172,13 @@ class LinearContext:
         for st in strides.values():
             if _sparse(st):
                 return None
-        for t in kernel.tasks:
-            if t.lowered is not None:
-                for e in t.lowered.entries:
-                    if e.resource not in strides and tracked.get(e.resource):
-                        return None
+        if any(trk and rid not in strides for rid, trk in tracked.items()):
+            # a tracked resource no task lists: a task stepping on it has no rows
+            for t in kernel.tasks:
+                if t.lowered is not None:
+                    for e in t.lowered.entries:
+                        if e.resource not in strides and tracked.get(e.resource):
+                            return None
         return lists
 
     def task_list(self, ti: int, variant, tiles: int):

@@ -300,8 +300,8 @@ def alias_table(kernel) -> Tuple[Dict[tuple, tuple], List[tuple]]:
     res = [r for r in kernel.resources.values() if r.kind is not _GROUP and (r.smem or r.tmem)]
     table: Dict[tuple, tuple] = {}
     pairs = []
-    if len(res) < 2:
-        return table, pairs
+    if len(res) < 2 or (sum(1 for r in res if r.smem) < 2 and sum(1 for r in res if r.tmem) < 2):
+        return table, pairs          # (no two resources with memory in one space)
     whole = [_ranges(r, None) for r in res]
     sides: Dict[tuple, List[tuple]] = {}     # (index, side) -> ranges, made for overlapping pairs
 
