@@ -44,6 +44,20 @@ def table_runs():
         checker.table_run = original
 
 
+def one_pipeline(producer, *consumers):
+    """A kernel of one two-stage pipeline `p`: a producer and consumers given as (task name,
+    whether the task lists `p`, items)."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    for (name, lists, items), side in [(producer, "P")] + [(c, "C") for c in consumers]:
+        ops = ("acquire", "producer_work", "commit") if side == "P" else ("wait", "consumer_work", "release")
+        listed = {("dst" if side == "P" else "src"): [p]} if lists else {}
+        with kb.task(name, **listed) as t:
+            with t.loop(items):
+                t.ops(p, *ops)
+    return kb.build()
+
+
 def check_three_ways(k, **kw):
     """(the check with the table's run, whether table_run decided a run)."""
     simulate_table(k)
@@ -142,18 +156,7 @@ def test_a_second_task_on_a_role_it_does_not_list_is_not_taken_from_the_table():
     """C1 waits on and releases `p` without listing it: the table counts two waiting
     tasks (one shared round), the checker one listing task, so their credit effects
     differ and the table's run is not one of the checker's."""
-    kb = KernelBuilder()
-    p = kb.pipe("p", stages=2)
-    with kb.task("P", dst=[p]) as t:
-        with t.loop(2):
-            t.ops(p, "acquire", "producer_work", "commit")
-    with kb.task("C0", src=[p]) as t:
-        with t.loop(1):
-            t.ops(p, "wait", "consumer_work", "release")
-    with kb.task("C1") as t:
-        with t.loop(1):
-            t.ops(p, "wait", "consumer_work", "release")
-    k = kb.build()
+    k = one_pipeline(("P", True, 2), ("C0", True, 1), ("C1", False, 1))
     simulate_table(k)
     _, used = check_three_ways(k, witness=False)
     assert not used
@@ -182,15 +185,7 @@ def test_a_strided_pipeline_is_not_taken_from_the_table():
 def test_a_pipeline_no_task_lists_is_left_to_the_search():
     """Both tasks step on `buf` without listing it in src / dst: the walk has no rows
     for it (linear.py, `_resource`), and the run goes to the search, not to the table."""
-    kb = KernelBuilder()
-    buf = kb.pipe("buf", stages=2)
-    with kb.task("P") as t:
-        with t.loop(3):
-            t.ops(buf, "acquire", "producer_work", "commit")
-    with kb.task("C") as t:
-        with t.loop(3):
-            t.ops(buf, "wait", "consumer_work", "release")
-    k = kb.build()
+    k = one_pipeline(("P", False, 3), ("C", False, 3))
     assert simulate_table(k).credits.complete_run is not None
     result, used = check_three_ways(k, witness=False)
     assert not used and result.codes == []
