@@ -49,7 +49,6 @@ from .program import (  # noqa: F401  (the step classes and stage constants comp
     _cursor_params,
     _launch,
     _split,
-    _stage_uses,
     alias_table,
     effect_info,
     pdl_kind,
@@ -154,7 +153,6 @@ class CompileContext:
                     self.completion |= {r for r in t.dst if tracked(res.get(r)) and ptype(r) in COMPLETION_PRODUCERS}
         self.params: Dict[tuple, tuple] = {}
         self.aow: Dict[int, bool] = {}
-        self._uses = None
         self._memo: Dict[tuple, tuple] = {}
         self._tabs: list = [None] * len(tasks)    # per task: template per entry position
         self._ops: list = [{} for _ in tasks]     # per task: position-dependent Ops, memoised
@@ -173,9 +171,7 @@ class CompileContext:
         if p is None:
             aow = self.aow.get(rid)
             if aow is None:
-                if self._uses is None:
-                    self._uses = _stage_uses(self.kernel)
-                aow = self.aow[rid] = _advance_on_wait(self.kernel, rid, self._uses)
+                aow = self.aow[rid] = _advance_on_wait(self.kernel, rid)
             p = self.params[key] = _cursor_params(self.kernel, self.kernel.tasks[ti], rid, ti, self.credits, aow)
         return _Cursors(p)
 

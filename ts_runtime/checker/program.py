@@ -13,6 +13,7 @@ from operator import attrgetter
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from ..enums import LoopGuard, PipelineGroupMode, PipelineType, ScheduleStage
+from ..model.derive import split_consumer_tasks
 from ..model.kernel import ResourceKind
 from ..model.values import is_static_int
 from .credits import DENSE_LANE, CreditModel, Move, lane_info, strides
@@ -356,39 +357,11 @@ def split_steps(kernel, xs: Sequence[ExpandedEntry], split: Optional[Dict[int, b
     return out
 
 
-def _advance_on_wait(kernel, rid, uses=None) -> bool:
-    """`uses` (optional, from `_stage_uses`): per task, the resources it waits on and
-    those it releases."""
-    r = kernel.resources[rid]
-    if r.pipeline.advance_on_wait is True:
-        return True
-    if uses is None:
-        uses = _stage_uses(kernel)
-    grp = r.group
-    for waits, releases in uses:    # the manager sets it for split consumers (wait without release)
-        if grp is None:
-            if rid in waits and rid not in releases:
-                return True
-        elif (rid in waits or grp in waits) and not (rid in releases or grp in releases):
-            return True
-    return False
-
-
-def _stage_uses(kernel) -> list:
-    """Per task with a schedule: (the resources it waits on, those it releases)."""
-    out = []
-    for t in kernel.tasks:
-        if t.lowered is None:
-            continue
-        waits, releases = set(), set()
-        for e in t.lowered.entries:
-            stage = e.stage
-            if stage is _ConsumerWait:
-                waits.add(e.resource)
-            elif stage is _ConsumerRelease:
-                releases.add(e.resource)
-        out.append((waits, releases))
-    return out
+def _advance_on_wait(kernel, rid) -> bool:
+    """`advance_on_wait` as the runtime uses it (model/derive.py): the config's flag, or
+    turned on by the manager for a split consumer, a task that waits on the resource (or
+    its group) without releasing it."""
+    return kernel.resources[rid].pipeline.advance_on_wait is True or bool(split_consumer_tasks(kernel, rid))
 
 
 def _cursor_params(kernel, task, rid, ti=None, credits=None, aow=None) -> tuple:

@@ -34,6 +34,9 @@ INTERLEAVE_TYPES = frozenset({PipelineType.AsyncAsync, PipelineType.AsyncUmma, P
 TMA_TYPES = frozenset({PipelineType.TmaAsync, PipelineType.TmaUmma, PipelineType.TmaWgmma})
 
 
+_WAIT, _TRY_WAIT, _RELEASE = S.ConsumerWait, S.ConsumerTryWait, S.ConsumerRelease
+
+
 # --------------------------------------------------------------------------- basic queries
 def entries(task, rid) -> list:
     """Lowered entries of `task` on resource `rid` (empty when the task has no schedule)."""
@@ -88,10 +91,18 @@ def split_consumer_tasks(kernel, rid) -> list:
     ids = _with_group(kernel, rid)
     out = []
     for t in kernel.tasks:
-        st = set()
-        for i in ids:
-            st |= stages_of(t, i)
-        if st & {S.ConsumerWait, S.ConsumerTryWait} and S.ConsumerRelease not in st:
+        low = getattr(t, "lowered", None)
+        if low is None:
+            continue
+        waits = releases = False
+        for e in low.entries:            # (one pass, identity tests: the checker asks per check)
+            if e.resource in ids:
+                stage = e.stage
+                if stage is _WAIT or stage is _TRY_WAIT:
+                    waits = True
+                elif stage is _RELEASE:
+                    releases = True
+        if waits and not releases:
             out.append(t)
     return out
 

@@ -580,19 +580,10 @@ class UnusedTaskResource(Rule):
 
 # --------------------------------------------------------------------------- TS206-TS214 brackets
 def auto_advance_on_wait(kernel) -> set:
-    """Resources some task waits on without releasing (the manager turns advance_on_wait on)."""
-    def compute(k):
-        out = set()
-        for task in k.tasks:
-            waits, releases = set(), set()
-            for e in combined(task):
-                if e.stage is S.ConsumerWait:
-                    waits.add(e.resource)
-                elif e.stage is S.ConsumerRelease:
-                    releases.add(e.resource)
-            out |= waits - releases
-        return out
-    return cached(kernel, "auto_aow", compute)
+    """Resources some task waits on without releasing (the manager turns advance_on_wait
+    on): model/derive.py's split consumers, the runtime's and the checker's definition."""
+    from ..model.derive import split_consumer_resources
+    return cached(kernel, "auto_aow", split_consumer_resources)
 
 
 def _split_mode(kernel, r, side):
