@@ -179,10 +179,13 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         if run.timed_out:
             break
     result.runs = runs
-    result.hit_limit = any(not r.finished for r in runs) or len(runs) < len(progs)
-    result.complete = not result.hit_limit
-    result.diagnostics = _diagnostics(kernel, runs, [getattr(p, "program", p) for p in progs], result,
-                                      show_tiles=len(counts) > 1)
+    hit = len(runs) < len(progs)
+    for r in runs:
+        if r.hit_limit or r.timed_out:       # (not RunResult.finished)
+            hit = True
+    result.hit_limit = hit
+    result.complete = not hit
+    result.diagnostics = _diagnostics(kernel, runs, progs, result, show_tiles=len(counts) > 1)
     if bound_note:
         result.complete = False
         result.diagnostics.append(_make(
@@ -367,8 +370,14 @@ def _approx_note(prog) -> str:
 
 
 def _diagnostics(kernel, runs, progs, result, show_tiles=False) -> List[Diagnostic]:
-    if len(runs) == len(progs) and not any(r.findings or r.hit_limit or r.timed_out for r in runs):
-        return []                 # (most checks: nothing found, nothing cut short)
+    """`progs`: per run, its Program or the RunResult that decided it."""
+    if len(runs) == len(progs) and not result.hit_limit:
+        for r in runs:
+            if r.findings:
+                break
+        else:
+            return []             # (most checks: nothing found, nothing cut short)
+    progs = [getattr(p, "program", p) for p in progs]
     groups: dict = {}
     order = []
     for run in runs:
