@@ -1069,7 +1069,7 @@ def markdown(rows: List[dict], info: dict, info_end: dict, ref_limit: float, arg
             "is a fresh check of a fresh model: the program is rebuilt and nothing is cached across checks. "
             "Both constructors run their schedule-table simulation before the checker (outside the timed "
             "entry points, with the check on or off); ts decides a single-path run that this simulation ran "
-            "to its end from that run instead of walking it (docs/checker.md §4, \"Runs the schedule table "
+            "to its end from that run instead of walking or compiling it (docs/checker.md §4, \"Runs the schedule table "
             "completed\"), the reference does not use it.",
             "- *ts direct s*: ts's `check_kernel` called directly on the kernel model that the "
             "TaskManager built (median CPU time per call, calls repeated in samples of >= 5 ms, no "

@@ -1,5 +1,5 @@
 """A single-path run that the schedule-table simulation already ran to its end is decided
-from that run (linear.table_run, docs/checker.md §4): the result must be exactly the
+from that run (checker/table.py, docs/checker.md §4): the result must be exactly the
 walk's and the search's (states, complete state, diagnostics, report), and every kernel
 the argument does not cover (a deadlock, two tasks on one role, lists the table expands
 otherwise, a witness to record) must be left to the walk or the search.
@@ -19,6 +19,7 @@ from test_linear import chain_kernels, persistent_kernels, summary, two_consumer
 from test_reduction import kernels as mixed_kernels
 from test_variants import lane_kernel, producer
 from ts_runtime.checker import check_kernel
+from ts_runtime.checker.table import TableProgram
 from ts_runtime.model.values import RUNTIME
 from ts_runtime.rules.simulation import simulate_table
 
@@ -28,20 +29,20 @@ SETTINGS = dict(max_examples=200, deadline=None,
 
 @contextlib.contextmanager
 def table_runs():
-    """Records, per check, whether linear.table_run decided a run."""
+    """Records, per check, whether table.table_check decided a run."""
     used = []
-    original = checker.table_run
+    original = checker.table_check
 
     def spy(*args, **kwargs):
         got = original(*args, **kwargs)
         used.append(got is not None)
         return got
 
-    checker.table_run = spy
+    checker.table_check = spy
     try:
         yield used
     finally:
-        checker.table_run = original
+        checker.table_check = original
 
 
 def one_pipeline(producer, *consumers):
@@ -59,7 +60,7 @@ def one_pipeline(producer, *consumers):
 
 
 def check_three_ways(k, **kw):
-    """(the check with the table's run, whether table_run decided a run)."""
+    """(the check with the table's run, whether table_check decided a run)."""
     simulate_table(k)
     with table_runs() as used:
         table = check_kernel(k, **kw)
@@ -97,8 +98,13 @@ def test_a_producer_consumer_pair_is_decided_from_the_table():
     with table_runs() as used:
         run, = check_kernel(k, witness=False).runs
     assert used == [True]
-    assert run.program._ops is None          # neither walked nor compiled
+    # neither walked nor compiled: the Program's CompileContext is made on first read
+    assert isinstance(run.program, TableProgram) and "credits" not in vars(run.program)
     assert run.states == 8 and run.complete_states == 1
+    assert run.program.layout.tasks == 2 and run.program._ops is None
+    walked, = check_kernel(k, witness=False, table=False).runs
+    assert [[op.label for op in ops] for ops in run.program.ops] == \
+        [[op.label for op in ops] for ops in walked.program.ops]
     assert check_three_ways(k, witness=False)[1]
 
 

@@ -33,8 +33,9 @@ from .expand import is_persistent_kernel, iteration_count, variants
 from .explore import DEADLOCK, PDL, RACE, Finding, RunResult, explore, resume_gc
 from .compile import CompileContext, compile_program
 from .causal import causal_run
-from .linear import LinearContext, table_run, walk_run
+from .linear import LinearContext, walk_run
 from .program import PDL_LAUNCH, PDL_WAIT, _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, alias_table, pdl_kind
+from .table import table_check
 from .state import ACCESS_NAMES, CONS, CONS_HELD, PROD_C, WRITES
 from .timeline import format_run
 
@@ -92,8 +93,8 @@ def check_kernel(kernel, *, max_states: Optional[int] = None, timeout: Optional[
     of the others whose races it predicts once all are found (causal.py; False: search
     them in full, for comparison tests). table: take a single-path run that the
     schedule-table simulation of the same kernel (rules/simulation.py) already ran to its
-    end as decided, without walking it (linear.table_run; False: walk it, for comparison
-    tests).
+    end as decided, without walking or compiling it (table.py; False: walk it, for
+    comparison tests).
     """
     # A long search pauses the cyclic GC (explore._pause_gc); it is resumed here.
     try:
@@ -139,23 +140,24 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         counts = [tiles if tiles is not None else (2 if persistent else 1)]
     runs: List[RunResult] = []
     progs: List[object] = []
+    # the one run of a kernel that the schedule-table simulation ran to its end (table.py)
+    run = table_check(kernel, max_states) \
+        if table and linear and reduce and symmetry and not witness and counts == [1] and not persistent else None
     try:
-        ctx = CompileContext(kernel)
-        keys = [k for task_keys in ctx.opaque for k in task_keys]
-        if len(keys) > 1:
-            keys = list(dict.fromkeys(keys))           # = opaque_keys(kernel)
-        plan = [(T, v) for T in counts for v in variants(kernel, tiles=T, mixed_skip=mixed_skip, keys=keys)]
-        # runs whose reduced search is one path are walked (linear.py); the others are
-        # compiled up front, so that an unknown value stops the check before any search
-        lin = LinearContext(ctx) if reduce and symmetry and linear else None
-        for T, v in plan:
-            run = None
-            if lin is not None and lin.ok:
-                if table and len(plan) == 1 and not persistent:
-                    run = table_run(lin, v, T, max_states, witness)
-                if run is None:
-                    run = walk_run(lin, v, T, max_states, deadline, witness)
-            progs.append(run if run is not None else compile_program(kernel, v, T, ctx))
+        if run is not None:
+            progs.append(run)
+        else:
+            ctx = CompileContext(kernel)
+            keys = [k for task_keys in ctx.opaque for k in task_keys]
+            if len(keys) > 1:
+                keys = list(dict.fromkeys(keys))           # = opaque_keys(kernel)
+            plan = [(T, v) for T in counts for v in variants(kernel, tiles=T, mixed_skip=mixed_skip, keys=keys)]
+            # runs whose reduced search is one path are walked (linear.py); the others are
+            # compiled up front, so that an unknown value stops the check before any search
+            lin = LinearContext(ctx) if reduce and symmetry and linear else None
+            for T, v in plan:
+                run = walk_run(lin, v, T, max_states, deadline, witness) if lin is not None and lin.ok else None
+                progs.append(run if run is not None else compile_program(kernel, v, T, ctx))
     except Unknown as exc:
         result.skipped = str(exc)
         result.complete = False

@@ -491,7 +491,7 @@ def remember_complete_run(model: CreditModel, lists: list) -> None:
     task to its end: `lists` (each task's steps, in order) were run by one interleaving
     with `model`'s credits (the round robin). The checker, whose model copies this one's
     layout (`remember_layout`), may take it as the witness that a single-path run cannot
-    deadlock (linear.py, `table_run`)."""
+    deadlock (checker/table.py, `table_check`)."""
     model.complete_run = lists
 
 

@@ -33,10 +33,10 @@ from .compile import CompileContext, _expand_positions
 from .credits import _ROLE_BY_ID
 from .explore import RunResult
 from .state import Layout
-from .program import PDL_LAUNCH, PDL_WAIT, Program, _ConsumerWait, _ConsumerWork, _GROUP, _PDL_LAUNCH_KIND, \
-    _PDL_WAIT_KIND, _ProducerAcquire, _ProducerWork, effect_info, pdl_kind
+from .program import PDL_LAUNCH, PDL_WAIT, Program, _ConsumerWork, _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, \
+    _ProducerWork, effect_info, pdl_kind
 
-__all__ = ["walk_run", "table_run", "LinearContext"]
+__all__ = ["walk_run", "LinearContext"]
 
 # How often (in macro-steps) the walk reads the clock for the deadline.
 _CLOCK_EVERY = 4096
@@ -77,7 +77,6 @@ class LinearContext:
         self._lists: dict = {}                   # ctx.task key -> (rows, decrement mask) or None
         self._by_pair: dict = {}                 # (resource, id of stage) -> rows or None
         self._res_info: dict = {}                # resource -> _resource(resource)
-        self._table = 0                          # table_run's facts (None: not usable), made on first use
 
     def _entry_rows(self, ti: int, e) -> Optional[tuple]:
         """The row(s) of one lowered entry, or None when the entry's pool depends on its
@@ -128,58 +127,6 @@ class LinearContext:
         if credits._occ_matters(rid):
             return (_BY_OCCURRENCE, kind)
         return (_FIXED, kind)
-
-    def table(self) -> Optional[list]:
-        """The task lists of the complete run the schedule-table simulation made
-        (credits.remember_complete_run), when that run decides this check's one run
-        (`table_run`); else None."""
-        got = self._table
-        if got == 0:
-            got = self._table = self._table_lists()
-        return got
-
-    def _table_lists(self) -> Optional[list]:
-        ctx = self.ctx
-        kernel = ctx.kernel
-        credits = ctx.credits
-        # the complete run of the model whose layout the checker's took (the same kernel
-        # objects: credits.known_layout)
-        model = credits.layout_source
-        lists = model.complete_run if model is not None else None
-        if lists is None or not self.ok or self.T < 2:
-            return None
-        # the same lists as the checker's one run: exact loop counts (the table's fallback
-        # count is not the checker's), no opaque guard (the table takes every one True), no
-        # skipped tiles, one work tile
-        if any(ctx.opaque):
-            return None
-        for t, c in zip(kernel.tasks, ctx.counts):
-            low = t.lowered
-            if not c.exact or low is not None and (low.skip_if is not None or low.has_work_tile_loop):
-                return None
-        # the same credit effects on the checker's pools: one pool per role of each tracked
-        # resource (no group; dense strides, so no lane and no interleaving), one task
-        # performing each role of each resource (one participant in both models, one taker
-        # per pool), and a row for every step (every tracked resource a task steps on
-        # listed by one: `_resource`)
-        for who in model._performers.values():
-            if len(who) > 1:
-                return None
-        for r in kernel.resources.values():
-            if r.kind is _GROUP or r.group is not None:
-                return None
-        strides, tracked = credits.strides, ctx.tracked
-        for st in strides.values():
-            if _sparse(st):
-                return None
-        if any(trk and rid not in strides for rid, trk in tracked.items()):
-            # a tracked resource no task lists: a task stepping on it has no rows
-            for t in kernel.tasks:
-                if t.lowered is not None:
-                    for e in t.lowered.entries:
-                        if e.resource not in strides and tracked.get(e.resource):
-                            return None
-        return lists
 
     def task_list(self, ti: int, variant, tiles: int):
         """(rows, decrement mask) of task `ti`'s list in one run, or None (see
@@ -291,59 +238,6 @@ def walk_run(lin: LinearContext, variant, tiles: int, max_states: int, deadline:
         result.complete_path = path
         result.complete_state = tuple(cur) + tuple(cred) + tuple(tot) + (pdl, ())
         result.complete_no = explored
-    result.seconds = time.perf_counter() - t0
-    return result
-
-
-def table_run(lin: LinearContext, variant, tiles: int, max_states: int, witness: bool) -> Optional[RunResult]:
-    """`walk_run`'s result, without the walk, for a run that the schedule-table
-    simulation (rules/simulation.py) already ran to its end; None when that run does not
-    decide this one (`LinearContext.table`), or to leave it to `walk_run` (a witness to
-    record, a possible symmetry, the state cap).
-
-    Why it is the walk's result (docs/checker.md §4, "Runs the schedule table
-    completed"): the table's lists are the run's, and each of their steps has the same
-    credit effect on the checker's pools (the table's extra pools only block more). So
-    the table's round robin is a run of this one, to its end. Every pool has one taker
-    and credits only add up, so no step disables another: then no run can deadlock
-    (from any state, the first step of the complete run that the state has not made is
-    enabled), and the walk goes to the end too. Its states are one per macro-step plus
-    the initial one, and a task's macro-steps start at its first step and at each step
-    that does not trail the one before it (explore.MacroSteps): here its blocking steps,
-    a wait or an acquire of a tracked resource; every other step trails (a commit or a
-    release of one participant, a work call or its two halves, a try-wait)."""
-    if witness or tiles != 1 or variant.assignment or any(variant.skip):
-        return None
-    lists = lin.table()
-    if lists is None:
-        return None
-    t0 = time.perf_counter()
-    ctx = lin.ctx
-    tracked, split = ctx.tracked, ctx.split
-    lens = []
-    states = 1
-    for steps in lists:
-        if not steps:
-            lens.append(0)
-            continue
-        rows = len(steps)
-        takes = 0
-        for x in steps:
-            stage = x.stage
-            if stage is _ProducerAcquire or stage is _ConsumerWait:
-                if tracked[x.resource]:
-                    takes += 1
-            elif (stage is _ConsumerWork or stage is _ProducerWork) and split[x.resource]:
-                rows += 1                    # the two halves of a split work call
-        lens.append(rows)
-        x = steps[0]
-        first = (x.stage is _ProducerAcquire or x.stage is _ConsumerWait) and tracked[x.resource]
-        states += 1 + takes - first          # its first step, and each blocking step after it
-    if states > max_states or _maybe_symmetric(ctx.kernel, lens):
-        return None
-    result = RunResult(_program(ctx, variant, tiles, lists, False), max_states=max_states)
-    result.states = states
-    result.complete_states = 1
     result.seconds = time.perf_counter() - t0
     return result
 
