@@ -140,14 +140,15 @@ def _check_kernel(kernel, *, max_states, timeout, tiles, reduce, symmetry, early
         counts = [tiles if tiles is not None else (2 if persistent else 1)]
     runs: List[RunResult] = []
     progs: List[object] = []
+    alias = alias_table(kernel)
     # the one run of a kernel that the schedule-table simulation ran to its end (table.py)
-    run = table_check(kernel, max_states) \
+    run = table_check(kernel, max_states, alias[1]) \
         if table and linear and reduce and symmetry and not witness and counts == [1] and not persistent else None
     try:
         if run is not None:
             progs.append(run)
         else:
-            ctx = CompileContext(kernel)
+            ctx = CompileContext(kernel, alias)
             keys = [k for task_keys in ctx.opaque for k in task_keys]
             if len(keys) > 1:
                 keys = list(dict.fromkeys(keys))           # = opaque_keys(kernel)

@@ -99,9 +99,10 @@ class CompileContext:
     Per task, the facts of each lowered entry that do not depend on its position in the
     list (its template, see `_template`) are computed once, on the entry's first step, and
     kept in a list indexed by the entry's position: a step then costs a list index, not a
-    lookup keyed on the entry."""
+    lookup keyed on the entry. `alias`: the kernel's `alias_table`, when the caller has
+    made it."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, alias: Optional[tuple] = None):
         self.kernel = kernel
         res = self.res = kernel.resources
         tasks = kernel.tasks
@@ -128,7 +129,7 @@ class CompileContext:
             self.opaque.append(keys)
         credits = self.credits = CreditModel(kernel, [[] for _ in tasks], mode="checker",
                                              layout=known_layout(kernel))
-        self.alias, self.pairs = alias_table(kernel)
+        self.alias, self.pairs = alias if alias is not None else alias_table(kernel)
         aliased = self.aliased = frozenset(r for p in self.pairs for r in p)
         for rid in aliased:
             r = res[rid]

@@ -27,15 +27,17 @@ from .expand import iteration_count, variants
 from .explore import RunResult
 from .linear import _maybe_symmetric, _program
 from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, Program, _ConsumerWait, _ConsumerWork, \
-    _ProducerAcquire, _ProducerWork, _split, alias_table
+    _ProducerAcquire, _ProducerWork, _split
 
 __all__ = ["table_check"]
 
 
-def table_check(kernel, max_states: int) -> Optional[RunResult]:
+def table_check(kernel, max_states: int, alias_pairs: list) -> Optional[RunResult]:
     """The result of the kernel's one checker run (one work tile, no witness), when the
     schedule table's complete run decides it; None to leave the run to the walk or the
     search (linear.py, explore.py), which then also report anything unknown.
+    `alias_pairs`: the kernel's (`program.alias_table`), which the caller shares with
+    the CompileContext of a run left to the walk or the search.
 
     The run is the walk's (`linear.walk_run`): the table's lists are the run's, and each
     of their steps has the same credit effect on the checker's pools (the table's extra
@@ -52,8 +54,8 @@ def table_check(kernel, max_states: int) -> Optional[RunResult]:
     model = known_layout(kernel)
     lists = model.complete_run if model is not None else None
     tasks = kernel.tasks
-    if lists is None or len(tasks) < 2:
-        return None
+    if lists is None or len(tasks) < 2 or alias_pairs:
+        return None           # (an aliased run is never single-path)
     try:
         if not _same_run(kernel, model):
             return None
@@ -109,8 +111,8 @@ def _same_run(kernel, model) -> bool:
       performing each role of each resource (one participant in both models, one taker
       per pool), every tracked resource a task steps on listed by some task (the
       checker's rows: linear.LinearContext._resource);
-    * a single-path run (linear.LinearContext.ok): nothing aliased, no PDL barrier, no
-      two tasks listing one pipeline on one side."""
+    * a single-path run (linear.LinearContext.ok): nothing aliased (the caller's test),
+      no PDL barrier, no two tasks listing one pipeline on one side."""
     res = kernel.resources
     for r in res.values():
         kind = r.kind
@@ -146,7 +148,7 @@ def _same_run(kernel, model) -> bool:
             rid = e.resource
             if rid not in strides and (rid not in res or tracked.get(rid)):
                 return False         # an unknown resource, or a tracked one no task lists
-    return not alias_table(kernel)[1]
+    return True
 
 
 class TableProgram(Program):
