@@ -195,3 +195,99 @@ def test_a_pipeline_no_task_lists_is_left_to_the_search():
     assert simulate_table(k).credits.complete_run is not None
     result, used = check_three_ways(k, witness=False)
     assert not used and result.codes == []
+
+
+def test_a_second_task_listing_a_role_it_does_not_perform_is_not_taken_from_the_table():
+    """P0 and P1 both list `p` in dst, only P0 produces: the checker counts two listing
+    producers (each commit is half a round, so the consumer waits forever), the table one
+    performer (its round robin completes). The table's run is not the checker's."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    with kb.task("P0", dst=[p]) as t:
+        with t.loop(2):
+            t.ops(p, "acquire", "producer_work", "commit")
+    with kb.task("P1", dst=[p]) as t:
+        with t.loop(1):
+            t.op(kb.plain("x"), "consumer_work")
+    with kb.task("C", src=[p]) as t:
+        with t.loop(2):
+            t.ops(p, "wait", "consumer_work", "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == ["TS801"]
+
+
+def test_an_opaque_guard_is_not_taken_from_the_table():
+    """The consumer releases only under an opaque condition: the table takes it True and
+    completes; with it False the producer's third acquire never gets a stage (TS805)."""
+    kb = KernelBuilder()
+    p = kb.pipe("p", stages=2)
+    producer(kb, "P", p, 3)
+    with kb.task("C", src=[p]) as t:
+        with t.loop(3):
+            t.ops(p, "wait", "consumer_work")
+            with t.when("cond"):
+                t.op(p, "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == ["TS805"]
+
+
+def test_a_pipeline_group_is_not_taken_from_the_table():
+    """A consumer releasing a Merge group of two pipelines: one participant per member,
+    but the group's release moves several pools at once, which the argument does not
+    cover."""
+    kb = KernelBuilder()
+    a, b = kb.pipe("a", stages=2), kb.pipe("b", stages=2)
+    g = kb.group("ab", [a, b])
+    producer(kb, "PA", a, 2)
+    producer(kb, "PB", b, 2)
+    with kb.task("C", src=[a, b]) as t:
+        with t.loop(2):
+            t.op(a, "wait")
+            t.op(b, "wait")
+            t.op(a, "consumer_work")
+            t.op(b, "consumer_work")
+            t.op(g, "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == []
+
+
+def test_two_identical_tasks_are_left_to_the_search():
+    """Two copies of one task (the same source lines): the search may canonicalise their
+    states (reduce.symmetry_classes), so the table's count is not taken."""
+    kb, _, _ = pair(stages=2, n=2)
+    with kb.task("W", src=[]) as w:
+        with w.loop(1):
+            w.op(kb.plain("x"), "consumer_work")
+            w.op(kb.plain("y"), "consumer_work")
+    kb.copy_task("W2", kb.tasks[-1])
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == []
+
+
+def test_a_skipped_tile_is_never_taken_from_the_table():
+    """table_check on a kernel whose producer has a `skip_if` (its skipped-tile runs are
+    other lists): None, whatever the caller's own test of persistence."""
+    from ts_runtime.checker.table import table_check
+    kb = KernelBuilder()
+    wq = kb.work_queue()
+    p = kb.pipe("p", stages=2)
+    with kb.task("Prod", src=[wq], dst=[p]) as t:
+        with t.work_tiles(wq, skip=True):
+            with t.skippable():
+                with t.loop(2):
+                    t.ops(p, "acquire", "producer_work", "commit")
+            t.ops(wq, "try_wait", "wait", "get_and_advance_work_tile", "release")
+    with kb.task("Cons", src=[p]) as t:
+        with t.loop(2):
+            t.ops(p, "wait", "consumer_work", "release")
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    assert table_check(k, 10**6, []) is None
