@@ -22,7 +22,7 @@ from typing import Optional
 from ..enums import OpaqueCondition
 from ..model.values import UNKNOWN
 from .compile import CompileContext
-from .credits import Unknown, known_layout
+from .credits import known_layout
 from .expand import iteration_count, variants
 from .explore import RunResult
 from .linear import _maybe_symmetric, _program
@@ -56,10 +56,7 @@ def table_check(kernel, max_states: int, alias_pairs: list) -> Optional[RunResul
     tasks = kernel.tasks
     if lists is None or len(tasks) < 2 or alias_pairs:
         return None           # (an aliased run is never single-path)
-    try:
-        if not _same_run(kernel, model):
-            return None
-    except Unknown:
+    if not _same_run(kernel, model):
         return None
     tracked = model._tracked
     res = kernel.resources
