@@ -10,14 +10,16 @@ with the table's run, with the walk, and with every run searched.
 """
 import contextlib
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ts_runtime.checker as checker
-from kbuild import KernelBuilder, pair
+from kbuild import KernelBuilder, consumer, pair, producer
 from test_linear import chain_kernels, persistent_kernels, summary, two_consumers
 from test_reduction import kernels as mixed_kernels
-from test_variants import lane_kernel, producer
+from test_variants import lane_kernel
 from ts_runtime.checker import check_kernel
 from ts_runtime.checker.table import TableProgram
 from ts_runtime.model.values import RUNTIME
@@ -197,21 +199,19 @@ def test_a_pipeline_no_task_lists_is_left_to_the_search():
     assert not used and result.codes == []
 
 
-def test_a_second_task_listing_a_role_it_does_not_perform_is_not_taken_from_the_table():
-    """P0 and P1 both list `p` in dst, only P0 produces: the checker counts two listing
-    producers (each commit is half a round, so the consumer waits forever), the table one
-    performer (its round robin completes). The table's run is not the checker's."""
+@pytest.mark.parametrize("side", ["dst", "src"])
+def test_a_second_task_listing_a_role_it_does_not_perform_is_not_taken_from_the_table(side):
+    """Two tasks list `p` on one side (in dst, or in src), only one of them steps on it:
+    the checker counts two listing participants (its shared rounds of two: the other side
+    waits forever), the table one performer (its round robin completes). The table's run
+    is not the checker's."""
     kb = KernelBuilder()
     p = kb.pipe("p", stages=2)
-    with kb.task("P0", dst=[p]) as t:
-        with t.loop(2):
-            t.ops(p, "acquire", "producer_work", "commit")
-    with kb.task("P1", dst=[p]) as t:
+    producer(kb, "P", p, 6)
+    with kb.task("X", **{side: [p]}) as t:
         with t.loop(1):
             t.op(kb.plain("x"), "consumer_work")
-    with kb.task("C", src=[p]) as t:
-        with t.loop(2):
-            t.ops(p, "wait", "consumer_work", "release")
+    consumer(kb, "C", p, 6)
     k = kb.build()
     assert simulate_table(k).credits.complete_run is not None
     result, used = check_three_ways(k, witness=False)
@@ -285,9 +285,7 @@ def test_a_skipped_tile_is_never_taken_from_the_table():
                 with t.loop(2):
                     t.ops(p, "acquire", "producer_work", "commit")
             t.ops(wq, "try_wait", "wait", "get_and_advance_work_tile", "release")
-    with kb.task("Cons", src=[p]) as t:
-        with t.loop(2):
-            t.ops(p, "wait", "consumer_work", "release")
+    consumer(kb, "Cons", p, 2)
     k = kb.build()
     assert simulate_table(k).credits.complete_run is not None
     assert table_check(k, 10**6, []) is None
