@@ -19,7 +19,7 @@ import ts_runtime.checker as checker
 from kbuild import KernelBuilder, consumer, pair, producer
 from test_linear import chain_kernels, persistent_kernels, summary, two_consumers
 from test_reduction import kernels as mixed_kernels
-from test_variants import lane_kernel
+from test_variants import lane_kernel, pdl_kernel
 from ts_runtime.checker import check_kernel
 from ts_runtime.checker.table import TableProgram
 from ts_runtime.model.values import RUNTIME
@@ -289,3 +289,14 @@ def test_a_skipped_tile_is_never_taken_from_the_table():
     k = kb.build()
     assert simulate_table(k).credits.complete_run is not None
     assert table_check(k, 10**6, []) is None
+
+
+def test_a_pdl_barrier_is_not_taken_from_the_table():
+    """Mma launches the dependent grid in its head, Load waits for the primary one in
+    its own: the table's round robin completes, but in the run where Mma goes first the
+    launch comes before any wait (TS803), which the table's one interleaving never shows."""
+    kb, _, _ = pdl_kernel()
+    k = kb.build()
+    assert simulate_table(k).credits.complete_run is not None
+    result, used = check_three_ways(k, witness=False)
+    assert not used and result.codes == ["TS803"]

@@ -61,18 +61,7 @@ class LinearContext:
         self.ctx = ctx
         kernel = ctx.kernel
         self.T = len(kernel.tasks)
-        self.ok = not ctx.aliased
-        if self.ok and self.T > 1:
-            for r in ctx.res.values():
-                if r.kind is _PDL_WAIT_KIND or r.kind is _PDL_LAUNCH_KIND:
-                    self.ok = False
-                    break
-            else:
-                # two tasks listing one pipeline on the same side (two consumer warpgroups
-                # of one accumulator) are, nearly always, two takers of one of its pools:
-                # not worth making rows for (the run's own test is `walk_run`'s)
-                producers, consumers = ctx.credits._listing
-                self.ok = max(producers.values(), default=0) < 2 and max(consumers.values(), default=0) < 2
+        self.ok = not ctx.aliased and (self.T < 2 or single_path_shape(ctx.res, ctx.credits._listing))
         self._rows: list = [None] * self.T       # per task: rows per entry position (None: not made)
         self._lists: dict = {}                   # ctx.task key -> (rows, decrement mask) or None
         self._by_pair: dict = {}                 # (resource, id of stage) -> rows or None
@@ -276,6 +265,20 @@ def _walk_one(ctx: CompileContext, variant, tiles: int, rows: list, cred: list, 
     result.complete_no = n + 1
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def single_path_shape(res, listing) -> bool:
+    """Whether a kernel of two or more tasks, nothing aliased, may have single-path runs
+    by its resources (`res`) and the tasks listing each tracked one (`listing`:
+    CreditModel._listing): no PDL barrier (a launch and a wait of two tasks are observed,
+    model.md §9), and no two tasks listing one pipeline on one side. Those (two consumer
+    warpgroups of one accumulator) are, nearly always, two takers of one of its pools:
+    not worth making rows for (a run's own test is `walk_run`'s)."""
+    for r in res.values():
+        if r.kind is _PDL_WAIT_KIND or r.kind is _PDL_LAUNCH_KIND:
+            return False
+    producers, consumers = listing
+    return max(producers.values(), default=0) < 2 and max(consumers.values(), default=0) < 2
 
 
 def _sparse(st) -> bool:

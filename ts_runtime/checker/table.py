@@ -25,9 +25,8 @@ from .compile import CompileContext
 from .credits import known_layout
 from .expand import iteration_count, variants
 from .explore import RunResult
-from .linear import _maybe_symmetric, _program
-from .program import _GROUP, _PDL_LAUNCH_KIND, _PDL_WAIT_KIND, Program, _ConsumerWait, _ConsumerWork, \
-    _ProducerAcquire, _ProducerWork, _split
+from .linear import _maybe_symmetric, _program, _sparse, single_path_shape
+from .program import _GROUP, Program, _ConsumerWait, _ProducerAcquire
 
 __all__ = ["table_check"]
 
@@ -59,32 +58,20 @@ def table_check(kernel, max_states: int, alias_pairs: list) -> Optional[RunResul
     if not _same_run(kernel, model):
         return None
     tracked = model._tracked
-    res = kernel.resources
-    split: dict = {}
-    lens = []
     states = 1
     for steps in lists:
         if not steps:
-            lens.append(0)
             continue
-        rows = len(steps)
         takes = 0
         for x in steps:
             stage = x.stage
-            if stage is _ProducerAcquire or stage is _ConsumerWait:
-                if tracked[x.resource]:
-                    takes += 1
-            elif stage is _ConsumerWork or stage is _ProducerWork:
-                rid = x.resource
-                two = split.get(rid)
-                if two is None:
-                    two = split[rid] = _split(res[rid])
-                if two:
-                    rows += 1                # the two halves of a split work call
-        lens.append(rows)
+            if (stage is _ProducerAcquire or stage is _ConsumerWait) and tracked[x.resource]:
+                takes += 1
         x = steps[0]
         first = (x.stage is _ProducerAcquire or x.stage is _ConsumerWait) and tracked[x.resource]
         states += 1 + takes - first          # its first step, and each blocking step after it
+    # (identical programs have identical lists: their lengths tell `_maybe_symmetric` apart)
+    lens = [len(steps) for steps in lists]
     if states > max_states or _maybe_symmetric(kernel, lens):
         return None
     variant, = variants(kernel, tiles=1, keys=())
@@ -109,25 +96,20 @@ def _same_run(kernel, model) -> bool:
       per pool), every tracked resource a task steps on listed by some task (the
       checker's rows: linear.LinearContext._resource);
     * a single-path run (linear.LinearContext.ok): nothing aliased (the caller's test),
-      no PDL barrier, no two tasks listing one pipeline on one side."""
+      and `linear.single_path_shape`: no PDL barrier, no two tasks listing one pipeline
+      on one side."""
     res = kernel.resources
     for r in res.values():
-        kind = r.kind
-        if kind is _GROUP or r.group is not None or kind is _PDL_WAIT_KIND or kind is _PDL_LAUNCH_KIND:
+        if r.kind is _GROUP or r.group is not None:
             return False
-    producers, consumers = model._listing
-    for n in producers.values():
-        if n > 1:
-            return False
-    for n in consumers.values():
-        if n > 1:
-            return False
+    if not single_path_shape(res, model._listing):
+        return False
     for who in model._performers.values():
         if len(who) > 1:
             return False
     strides, tracked = model.strides, model._tracked
     for st in strides.values():
-        if st[0] > 1 or st[1] > 1 or st[2] > 1 or st[3] > 1:
+        if _sparse(st):
             return False
     for t in kernel.tasks:
         low = t.lowered
